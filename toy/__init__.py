@@ -1,0 +1,36 @@
+"""toy: a toy language model with exact credit assignment, for the chapter "The LLM as a Policy".
+
+Digits 0-4 are the vocabulary, a response has RESPONSE_LENGTH tokens, a prompt is a target digit. Every value
+and advantage is computed exactly by enumerating the prefix tree (see ``toy.exact``).
+"""
+
+from . import explorer, explorers, figures
+from .exact import (
+    advantage_table,
+    credit_by_position,
+    sequence_advantage,
+    token_advantages,
+    value,
+    values,
+)
+from .policy import (
+    EOS,
+    PRESETS,
+    PROMPTS,
+    RESPONSE_LENGTH,
+    VOCAB_SIZE,
+    BigramPolicy,
+    Policy,
+    TabularPolicy,
+    reference_policy,
+    strip_eos,
+)
+from .rewards import REWARDS, get_reward, reward_table
+
+__all__ = [
+    "explorer", "explorers", "figures",
+    "EOS", "PRESETS", "PROMPTS", "RESPONSE_LENGTH", "REWARDS", "VOCAB_SIZE",
+    "BigramPolicy", "Policy", "TabularPolicy",
+    "advantage_table", "credit_by_position", "get_reward", "reference_policy", "reward_table",
+    "sequence_advantage", "strip_eos", "token_advantages", "value", "values",
+]

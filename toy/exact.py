@@ -1,0 +1,94 @@
+"""Exact values and advantages by backward induction over the prefix tree.
+
+With one terminal reward and γ = 1 the value of a state is the expected reward of finishing from it:
+
+    V(s_L) = r(x, y)                       at a complete response (depth L)
+    V(s_t) = Σ_a π(a | s_t) V(s_t · a)      one depth at a time, back to the prompt s_0 = x
+
+and the advantage of token y_t is A(s_t, y_t) = V(s_{t+1}) − V(s_t). Summed over t they telescope to the
+sequence-level advantage r(x, y) − V(x). Shapes use K = policy.n_actions and L = policy.length.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import checks
+from .policy import Policy
+from .rewards import reward_table
+
+
+def _check_policy(policy) -> Policy:
+    if not isinstance(policy, Policy):
+        raise ValueError(f"policy must be a toy Policy (for example toy.reference_policy()), got {policy!r}")
+    return policy
+
+
+def values(policy: Policy, reward, prompt) -> list[np.ndarray]:
+    """V at every prefix: a list of L+1 arrays, entry t of shape (K,)*t (entry 0 is V(x), a 0-d array)."""
+    policy = _check_policy(policy)
+    L = policy.length
+    V = [None] * (L + 1)
+    V[L] = reward_table(reward, prompt, L, policy.n_actions)
+    for t in reversed(range(L)):
+        V[t] = (policy.prefix_probs(prompt, t) * V[t + 1]).sum(axis=-1)
+    return V
+
+
+def value(policy: Policy, reward, prompt, prefix=()) -> float:
+    """V^π(s) for the state s = (prompt, prefix): the expected reward of completing ``prefix`` with π."""
+    policy = _check_policy(policy)
+    prefix = checks.tokens("prefix", prefix, policy.n_actions)
+    if len(prefix) > policy.length:
+        raise ValueError(f"prefix {prefix!r} has {len(prefix)} tokens; allowed: at most {policy.length}")
+    return float(values(policy, reward, prompt)[len(prefix)][prefix])
+
+
+def token_advantages(policy: Policy, reward, prompt, response) -> np.ndarray:
+    """A(s_t, y_t) = V(s_{t+1}) − V(s_t) for t = 0..L-1: shape (L,). Zero after an EOS."""
+    policy = _check_policy(policy)
+    y = policy.check_response(response)
+    V = values(policy, reward, prompt)
+    return np.array([V[t + 1][y[: t + 1]] - V[t][y[:t]] for t in range(policy.length)])
+
+
+def sequence_advantage(policy: Policy, reward, prompt, response) -> float:
+    """r(x, y) − V(x): the one advantage a critic-free method gives every token of y."""
+    policy = _check_policy(policy)
+    y = policy.check_response(response)
+    V = values(policy, reward, prompt)
+    return float(V[-1][y] - V[0])
+
+
+def _advantages_from_values(V: list[np.ndarray]) -> np.ndarray:
+    L = len(V) - 1
+    K = V[-1].shape[0] if L else 1
+    A = np.empty((K,) * L + (L,))
+    for t in range(L):
+        diff = V[t + 1] - V[t][..., None]  # shape (K,)*(t+1): one number per prefix y_≤t
+        A[..., t] = diff.reshape(diff.shape + (1,) * (L - t - 1))
+    return A
+
+
+def advantage_table(policy: Policy, reward, prompt) -> np.ndarray:
+    """Every response's per-token advantages: shape (K,)*L + (L,); [y_0, ..., y_{L-1}, t] = A(s_t, y_t)."""
+    return _advantages_from_values(values(policy, reward, prompt))
+
+
+def credit_by_position(policy: Policy, reward, prompt) -> tuple[np.ndarray, np.ndarray]:
+    """Where credit sits on average, and the noise the sequence-level view adds: two arrays of shape (L,)::
+
+        mean_abs[t] = E_{y~π} abs(A(s_t, y_t))
+        noise[t]    = E_{y~π} [(r(x, y) − V(x) − A(s_t, y_t))²]
+
+    The noise is the mean squared gap between the credit every token gets from r − V(x) and the token's own
+    advantage; it equals Σ_{s≠t} E[A_s²], the other tokens' advantages, because those are uncorrelated.
+    """
+    V = values(policy, reward, prompt)
+    A = _advantages_from_values(V)
+    P = policy.response_probs(prompt)
+    L = policy.length
+    seq = (V[L] - V[0])[..., None]  # r − V(x) for every response, shape (K,)*L + (1,)
+    mean_abs = np.tensordot(P, np.abs(A), axes=L)
+    noise = np.tensordot(P, (seq - A) ** 2, axes=L)
+    return mean_abs, noise

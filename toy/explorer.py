@@ -1,0 +1,299 @@
+"""One explorer mechanism for live and static views.
+
+An explorer is a description:
+
+* ``controls``: named choices, each with a finite list of values (a dropdown or a slider over a grid);
+* ``outputs``: named 1-d float arrays, each declaring which controls it depends on;
+* ``compute(state) -> {output name: array}``: a pure function from a control state (name → value) to outputs;
+* ``figure``: a plotly figure whose traces and title are filled from the outputs by ``traces`` and ``layout``
+  bindings (trace attribute ← outputs concatenated; layout path ← a text template).
+
+From that one description come
+
+* a **live view** (in a running kernel): ipywidgets controls whose changes call ``compute`` and update a plotly
+  ``FigureWidget`` in one batch;
+* a **static view** (in the built book, no kernel): every output evaluated at build time on the grid of the
+  controls it depends on, stored in the page as float64, and a small page script
+  (``book/_static/toy-explorer.js``) that only looks values up and redraws the figure;
+* **tests**, which set controls from Python and read the same figure data the views show.
+
+Which view an explorer shows when displayed is chosen by the environment variable ``TOY_EXPLORER_VIEW``
+(``live`` by default; the book's build sets ``static``), so a live widget that needs a kernel is never put in the
+static site.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import itertools
+import json
+import os
+import re
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+
+VIEW_ENV = "TOY_EXPLORER_VIEW"
+_TEMPLATE_FIELD = re.compile(r"\{(\w+)(?::\.(\d+)f)?\}")
+
+
+@dataclass(frozen=True)
+class Control:
+    """A control with a finite list of values. ``kind`` is "dropdown" or "slider"."""
+
+    name: str
+    label: str
+    values: tuple
+    labels: tuple[str, ...]
+    default: int  # index into values
+    kind: str = "dropdown"
+
+    def index(self, value) -> int:
+        """Position of ``value`` in ``values``; ValueError naming the allowed values otherwise."""
+        for i, v in enumerate(self.values):
+            if v == value or (isinstance(v, float) and isinstance(value, (int, float)) and np.isclose(v, value)):
+                return i
+        raise ValueError(f"{self.label}: {value!r} is not one of the allowed values {list(self.values)}")
+
+
+def dropdown(name: str, label: str, options, default) -> Control:
+    """A dropdown. ``options`` is a list of values, or a dict value → label."""
+    if isinstance(options, dict):
+        values, labels = tuple(options), tuple(str(v) for v in options.values())
+    else:
+        values = tuple(options)
+        labels = tuple(str(v) for v in values)
+    c = Control(name, label, values, labels, 0, "dropdown")
+    return Control(name, label, values, labels, c.index(default), "dropdown")
+
+
+def slider(name: str, label: str, values: Sequence[float], default: float, fmt: str = "{:.3g}") -> Control:
+    """A slider over a grid of values (log-spaced grids make a log-scale slider)."""
+    values = tuple(float(v) for v in values)
+    c = Control(name, label, values, tuple(fmt.format(v) for v in values), 0, "slider")
+    return Control(name, label, values, c.labels, c.index(default), "slider")
+
+
+@dataclass(frozen=True)
+class Action:
+    """A button that sets ``targets`` to the next of several precomputed settings.
+
+    The output ``output`` holds ``count`` settings one after another, each as the option indices of ``targets``
+    (for example responses sampled from the policy at the current temperature).
+    """
+
+    label: str
+    output: str
+    targets: tuple[str, ...]
+    count: int
+
+
+@dataclass
+class Explorer:
+    """A figure driven by controls; see the module docstring."""
+
+    title: str
+    controls: list[Control]
+    outputs: dict[str, tuple[str, ...]]
+    compute: Callable[[dict], dict]
+    figure: go.Figure
+    traces: list[tuple[int, str, list[str]]]
+    layout: dict[str, str] = field(default_factory=dict)
+    actions: list[Action] = field(default_factory=list)
+    caption: str = ""
+
+    def __post_init__(self):
+        names = {c.name for c in self.controls}
+        for out, deps in self.outputs.items():
+            unknown = set(deps) - names
+            if unknown:
+                raise ValueError(f"output {out!r} depends on unknown controls {sorted(unknown)}")
+        self._control = {c.name: c for c in self.controls}
+
+    # -- state and outputs -------------------------------------------------------------------------------
+    def state(self, **values) -> dict:
+        """The control state with defaults, overridden by ``values`` (checked against each control's values)."""
+        unknown = set(values) - set(self._control)
+        if unknown:
+            raise ValueError(f"unknown controls {sorted(unknown)}; allowed: {list(self._control)}")
+        st = {c.name: c.values[c.default] for c in self.controls}
+        for name, v in values.items():
+            st[name] = self._control[name].values[self._control[name].index(v)]
+        return st
+
+    def evaluate(self, state: dict) -> dict[str, np.ndarray]:
+        """``compute(state)`` as 1-d float arrays, one per declared output."""
+        raw = self.compute(state)
+        outs = {}
+        for name in self.outputs:
+            a = np.atleast_1d(np.asarray(raw[name], dtype=float))
+            if a.ndim != 1 or not np.all(np.isfinite(a)):
+                raise ValueError(f"output {name!r} must be a finite 1-d array, got {raw[name]!r}")
+            outs[name] = a
+        return outs
+
+    def _fill(self, fig, outs: dict, state: dict) -> None:
+        for i, attr, names in self.traces:
+            fig.data[i][attr] = np.concatenate([outs[n] for n in names])
+        for path, template in self.layout.items():
+            fig.layout[path] = self.render_template(template, outs, state)
+
+    def render_template(self, template: str, outs: dict, state: dict) -> str:
+        """Replace {control} by the control's label and {output:.Nf} by the output's first value."""
+
+        def sub(m):
+            name, digits = m.group(1), m.group(2)
+            if name in self._control:
+                c = self._control[name]
+                return c.labels[c.index(state[name])]
+            value = float(outs[name][0])
+            return f"{value:.{digits}f}" if digits is not None else f"{value:g}"
+
+        return _TEMPLATE_FIELD.sub(sub, template)
+
+    def figure_for(self, **values) -> go.Figure:
+        """The figure at a control state: what both views show there."""
+        state = self.state(**values)
+        fig = go.Figure(self.figure)
+        self._fill(fig, self.evaluate(state), state)
+        return fig
+
+    # -- live view --------------------------------------------------------------------------------------------
+    def live(self):
+        """ipywidgets controls and a FigureWidget; each change recomputes and redraws in one batch."""
+        return LiveView(self)
+
+    # -- static view ------------------------------------------------------------------------------------------
+    def static_payload(self) -> dict:
+        """Every output on the grid of the controls it depends on, plus the figure and bindings, as JSON data.
+
+        Output ``o`` with dependencies (c_1, ..., c_k) is stored as a block of floats: the entry for option
+        indices (i_1, ..., i_k) starts at offset + size * (((i_1 * n_2 + i_2) * n_3 + ...) + i_k). All blocks
+        together are one little-endian float64 array, zlib-compressed and base64-encoded in ``data``.
+        """
+        blocks, meta, offset = [], {}, 0
+        by_deps: dict[tuple, list[str]] = {}
+        for name, deps in self.outputs.items():
+            by_deps.setdefault(tuple(deps), []).append(name)
+        values: dict[str, list] = {name: [] for name in self.outputs}
+        for deps, names in by_deps.items():
+            for combo in itertools.product(*(self._control[d].values for d in deps)):
+                state = self.state(**dict(zip(deps, combo, strict=True)))
+                outs = self.evaluate(state)
+                for n in names:
+                    values[n].append(outs[n])
+        for name, deps in self.outputs.items():
+            sizes = {len(v) for v in values[name]}
+            if len(sizes) != 1:
+                raise ValueError(f"output {name!r} must have the same length at every state, got {sorted(sizes)}")
+            block = np.concatenate(values[name])
+            meta[name] = {"deps": list(deps), "size": sizes.pop(), "offset": offset}
+            blocks.append(block)
+            offset += block.size
+        data = np.concatenate(blocks).astype("<f8")  # little-endian float64, deflated (zlib) then base64
+        return {
+            "title": self.title,
+            "controls": [
+                {"name": c.name, "label": c.label, "kind": c.kind, "labels": list(c.labels), "default": c.default}
+                for c in self.controls
+            ],
+            "outputs": meta,
+            "data": base64.b64encode(zlib.compress(data.tobytes(), 9)).decode("ascii"),
+            "traces": [[i, attr, list(names)] for i, attr, names in self.traces],
+            "layout": [[path, template] for path, template in self.layout.items()],
+            "actions": [
+                {"label": a.label, "output": a.output, "targets": list(a.targets), "count": a.count}
+                for a in self.actions
+            ],
+            "figure": json.loads(pio.to_json(self.figure_for(), validate=False)),
+        }
+
+    def static_html(self) -> str:
+        """The static view: controls, an empty figure div and the payload; the page script brings it alive."""
+        payload = json.dumps(self.static_payload(), separators=(",", ":")).replace("</", "<\\/")
+        caption = f'<p class="toy-explorer-caption">{html.escape(self.caption)}</p>' if self.caption else ""
+        return (
+            f'<div class="toy-explorer" data-title="{html.escape(self.title)}">'
+            '<div class="toy-explorer-controls"></div><div class="toy-explorer-figure"></div>'
+            f"{caption}"
+            '<noscript>This explorer needs JavaScript.</noscript>'
+            f'<script type="application/json" class="toy-explorer-spec">{payload}</script></div>'
+        )
+
+    # -- display ----------------------------------------------------------------------------------------------
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        if os.environ.get(VIEW_ENV, "live") == "static":
+            return {"text/html": self.static_html(), "text/plain": f"<explorer: {self.title}>"}
+        return self.live().widget._repr_mimebundle_(include=include, exclude=exclude)
+
+
+class LiveView:
+    """The live view of an explorer: ``widget`` (to display), ``controls`` (name → ipywidget), ``figure``."""
+
+    def __init__(self, explorer: Explorer):
+        import ipywidgets as W
+
+        self.explorer = explorer
+        self.figure = go.FigureWidget(explorer.figure)
+        self.controls = {}
+        self._holding = False
+        self._action_step = {a.label: 0 for a in explorer.actions}
+        for c in explorer.controls:
+            options = [(label, i) for i, label in enumerate(c.labels)]
+            style = {"description_width": "initial"}
+            if c.kind == "slider":
+                w = W.SelectionSlider(options=options, value=c.default, description=c.label, style=style,
+                                      continuous_update=True, layout=W.Layout(width="100%", max_width="420px"))
+            else:
+                w = W.Dropdown(options=options, value=c.default, description=c.label, style=style,
+                               layout=W.Layout(width="auto"))
+            w.observe(self._on_change, names="value")
+            self.controls[c.name] = w
+        buttons = []
+        for a in explorer.actions:
+            b = W.Button(description=a.label, tooltip=a.label)
+            b.on_click(lambda _b, a=a: self.run_action(a.label))
+            buttons.append(b)
+        box = W.Layout(display="flex", flex_flow="row wrap", gap="4px 16px")
+        self.widget = W.VBox([W.Box(list(self.controls.values()) + buttons, layout=box), self.figure])
+        self.redraw()
+
+    def state(self) -> dict:
+        return {c.name: c.values[self.controls[c.name].value] for c in self.explorer.controls}
+
+    def redraw(self) -> None:
+        """Recompute the outputs for the current controls and update the figure in one batch."""
+        state = self.state()
+        outs = self.explorer.evaluate(state)
+        with self.figure.batch_update():
+            self.explorer._fill(self.figure, outs, state)
+
+    def _on_change(self, _change) -> None:
+        if not self._holding:
+            self.redraw()
+
+    def set(self, **values) -> None:
+        """Set several controls (by value) and redraw once."""
+        self._holding = True
+        try:
+            for name, v in values.items():
+                c = self.explorer._control[name]
+                self.controls[name].value = c.index(v)
+        finally:
+            self._holding = False
+        self.redraw()
+
+    def run_action(self, label: str) -> None:
+        """Press an action button: set its targets to the next precomputed setting."""
+        a = next(a for a in self.explorer.actions if a.label == label)
+        k = self._action_step[label] % a.count
+        self._action_step[label] += 1
+        outs = self.explorer.evaluate(self.state())
+        idx = outs[a.output][k * len(a.targets): (k + 1) * len(a.targets)].astype(int)
+        values = {name: self.explorer._control[name].values[i] for name, i in zip(a.targets, idx, strict=True)}
+        self.set(**values)

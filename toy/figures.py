@@ -1,0 +1,88 @@
+"""Figures: pure functions from plain arrays to plotly figures, and the renderer the book uses.
+
+Colours follow the chapter: blue for the exact per-token credit, orange (hatched, so the two series differ by
+more than colour) for the sequence-level credit that critic-free methods give every token.
+"""
+
+from __future__ import annotations
+
+import os
+
+import plotly.graph_objects as go
+import plotly.io as pio
+from plotly.subplots import make_subplots
+
+EXACT = dict(color="#1f77b4")
+SEQUENCE = dict(color="#ff7f0e", pattern=dict(shape="/", fgcolor="#7a3a00", solidity=0.3))
+FONT = dict(family="system-ui, -apple-system, Segoe UI, Roboto, sans-serif", size=13)
+
+
+def base_layout(fig: go.Figure, title: str, height: int = 420) -> go.Figure:
+    """The book's common look: a title, a legend under the plot, no fixed width (figures follow the page)."""
+    fig.update_layout(
+        title=dict(text=title, x=0.02, xanchor="left", font=dict(size=15)),
+        height=height,
+        autosize=True,
+        font=FONT,
+        template="plotly_white",
+        legend=dict(orientation="h", yanchor="top", y=-0.12, x=0, xanchor="left"),
+        margin=dict(l=60, r=20, t=70, b=40),
+    )
+    return fig
+
+
+def credit_bars(length: int) -> go.Figure:
+    """Figure 4.1's two panels, with empty bars for an explorer to fill.
+
+    Row 1, for one response: trace 0 the exact advantage A(s_t, y_t) of each token, trace 1 the sequence-level
+    advantage r − V(x). Row 2, over all responses y ~ π: trace 2 E|A_t|, trace 3 E[(r − V(x) − A_t)²].
+    """
+    positions = [f"token {t + 1}" for t in range(length)]
+    fig = make_subplots(
+        rows=2, cols=1, vertical_spacing=0.2,
+        subplot_titles=("This response: the credit each token gets",
+                        "All responses, weighted by π: where credit sits, and the noise"),
+    )
+    empty = [0.0] * length
+    fig.add_bar(x=positions, y=empty, name="exact A(s_t, y_t) = V(s_t+1) − V(s_t)", marker=EXACT,
+                legendgroup="exact", row=1, col=1, hovertemplate="%{x}: %{y:.4f}<extra>exact</extra>")
+    fig.add_bar(x=positions, y=empty, name="sequence-level r − V(x), on every token", marker=SEQUENCE,
+                legendgroup="seq", row=1, col=1, hovertemplate="%{x}: %{y:.4f}<extra>sequence-level</extra>")
+    fig.add_bar(x=positions, y=empty, name="E|A_t| (average credit at t)", marker=EXACT, showlegend=True,
+                legendgroup="exact2", row=2, col=1, hovertemplate="%{x}: %{y:.4f}<extra>E|A_t|</extra>")
+    fig.add_bar(x=positions, y=empty, name="E[(r − V(x) − A_t)²] (noise added at t)", marker=SEQUENCE,
+                legendgroup="seq2", row=2, col=1, hovertemplate="%{x}: %{y:.4f}<extra>noise</extra>")
+    fig.update_yaxes(title_text="advantage", zeroline=True, zerolinecolor="#444", row=1, col=1)
+    fig.update_yaxes(title_text="expectation", rangemode="tozero", row=2, col=1)
+    fig.update_xaxes(title_text="position in the response", row=2, col=1)
+    fig.update_layout(barmode="group", bargap=0.25)
+    fig = base_layout(fig, "", height=640)
+    fig.update_layout(legend=dict(y=-0.1), margin=dict(b=110))
+    return fig
+
+
+def distribution_bars(distributions: dict, labels: list[str], title: str, xtitle: str = "next token",
+                      ytitle: str = "probability") -> go.Figure:
+    """Grouped bars, one series per entry of ``distributions`` (name → array of len(labels))."""
+    fig = go.Figure()
+    for name, p in distributions.items():
+        fig.add_bar(x=labels, y=list(p), name=str(name), hovertemplate="%{x}: %{y:.3f}<extra>" + str(name) + "</extra>")
+    fig.update_xaxes(title_text=xtitle)
+    fig.update_yaxes(title_text=ytitle, rangemode="tozero")
+    fig.update_layout(barmode="group")
+    return base_layout(fig, title, height=380)
+
+
+# -- rendering in the book -------------------------------------------------------------------------------------
+class _BookRenderer(pio.base_renderers.MimetypeRenderer):
+    """A plotly renderer that emits text/html without plotly.js: the book loads plotly.js once per page."""
+
+    def to_mimebundle(self, fig_dict):
+        html = pio.to_html(fig_dict, include_plotlyjs=False, full_html=False, auto_play=False,
+                           validate=False, config={"displaylogo": False, "responsive": True})
+        return {"text/html": html}
+
+
+pio.renderers["toy_book"] = _BookRenderer()
+if os.environ.get("TOY_EXPLORER_VIEW") == "static":
+    pio.renderers.default = "toy_book"

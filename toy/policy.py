@@ -1,0 +1,271 @@
+"""The toy language model: an autoregressive policy over the digits 0-4.
+
+A state is s_t = (x, y_<t): the prompt x and the tokens generated so far (the *prefix*). A policy gives
+π(a | s_t) for every next token a. Everything exact in this package needs only one method,
+``prefix_probs(prompt, depth)``: the next-token distribution after *every* prefix of one depth at once,
+an array of shape (n_actions,)*depth + (n_actions,).
+
+With ``eos=True`` the action set gains an end-of-sequence token ``EOS`` (id 5). An episode then ends at EOS or
+at the length limit. Internally a finished response is padded with EOS to the full length: after EOS the
+policy puts probability 1 on EOS again, so padding changes no probability and no value.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import checks
+
+VOCAB_SIZE = 5
+"""Tokens are the digits 0, 1, 2, 3, 4."""
+RESPONSE_LENGTH = 4
+"""Default number of tokens in a response (the length limit when EOS is on)."""
+PROMPTS = (0, 1, 2, 3, 4)
+"""A prompt is a target digit: the number the default reward asks the tokens to sum to (mod 5)."""
+EOS = VOCAB_SIZE
+"""Token id of end-of-sequence, for policies made with ``eos=True``."""
+
+MAX_LENGTH = 10
+"""Longest response the enumerating code accepts (5**10 ≈ 10 million responses)."""
+
+
+def softmax(logits: np.ndarray, axis: int = -1) -> np.ndarray:
+    """exp(z) / Σ exp(z) along ``axis``, stable for any finite logits."""
+    z = logits - logits.max(axis=axis, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def log_softmax(logits: np.ndarray, axis: int = -1) -> np.ndarray:
+    """log softmax(z) along ``axis``."""
+    z = logits - logits.max(axis=axis, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=axis, keepdims=True))
+
+
+def check_prompt(prompt) -> int:
+    """The prompt as an int, or ValueError naming it and ``PROMPTS``."""
+    if isinstance(prompt, bool) or not isinstance(prompt, (int, np.integer)) or int(prompt) not in PROMPTS:
+        raise ValueError(f"unknown prompt {prompt!r}; allowed prompts: {PROMPTS}")
+    return int(prompt)
+
+
+def strip_eos(response) -> tuple[int, ...]:
+    """The tokens before the first EOS: what a reward reads."""
+    out = []
+    for tok in response:
+        if tok == EOS:
+            break
+        out.append(int(tok))
+    return tuple(out)
+
+
+class Policy:
+    """Base class: an autoregressive policy over ``n_actions`` tokens and responses of ``length`` tokens.
+
+    Subclasses implement ``_prefix_probs``; the base class adds EOS absorption, input checks, response
+    probabilities and sampling.
+    """
+
+    length: int = RESPONSE_LENGTH
+    eos: bool = False
+
+    @property
+    def n_actions(self) -> int:
+        """Size of the action set: VOCAB_SIZE, plus one for EOS."""
+        return VOCAB_SIZE + int(self.eos)
+
+    def _prefix_probs(self, prompt: int, depth: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def prefix_probs(self, prompt, depth: int) -> np.ndarray:
+        """π(· | x, y_<t) for every prefix y_<t of length ``depth``.
+
+        Returns an array of shape (n_actions,)*depth + (n_actions,); entry [y_0, ..., y_{t-1}, a] is
+        π(a | x, y_0 ... y_{t-1}). Rows sum to one. After an EOS the next token is EOS with probability one.
+        """
+        prompt = check_prompt(prompt)
+        depth = checks.positive_int("depth", depth, low=0, high=self.length - 1)
+        probs = self._prefix_probs(prompt, depth)
+        if self.eos and depth > 0:
+            probs = np.array(probs)  # writable copy
+            probs[..., EOS, :] = 0.0
+            probs[..., EOS, EOS] = 1.0
+        return probs
+
+    def next_token_probs(self, prompt, prefix=()) -> np.ndarray:
+        """π(· | x, prefix): shape (n_actions,)."""
+        prefix = self._check_prefix(prefix)
+        return np.array(self.prefix_probs(prompt, len(prefix))[prefix])
+
+    def _check_prefix(self, prefix) -> tuple[int, ...]:
+        prefix = checks.tokens("prefix", prefix, self.n_actions)
+        if len(prefix) >= self.length:
+            raise ValueError(
+                f"prefix {prefix!r} has {len(prefix)} tokens; a prefix that still has a next token has at most "
+                f"{self.length - 1} (the response length is {self.length})"
+            )
+        return prefix
+
+    def check_response(self, response) -> tuple[int, ...]:
+        """A complete response, padded with EOS to ``length`` tokens; ValueError if it is not one.
+
+        Without EOS a response has exactly ``length`` tokens. With EOS it may be shorter if its last token is
+        EOS; tokens after an EOS must be EOS.
+        """
+        response = checks.tokens("response", response, self.n_actions)
+        n = len(response)
+        if self.eos and EOS in response:
+            first = response.index(EOS)
+            if any(tok != EOS for tok in response[first:]) or n > self.length:
+                raise ValueError(
+                    f"response {response!r} is not a finished episode: after EOS ({EOS}) only EOS may follow, "
+                    f"and it has at most {self.length} tokens"
+                )
+            return response + (EOS,) * (self.length - n)
+        if n != self.length:
+            ends = f", or fewer ending with EOS ({EOS})" if self.eos else ""
+            raise ValueError(f"response {response!r} has {n} tokens; allowed: exactly {self.length}{ends}")
+        return response
+
+    def response_probs(self, prompt) -> np.ndarray:
+        """π(y | x) for every (padded) response y: shape (n_actions,)*length, summing to one.
+
+        π(y | x) = Π_t π(y_t | x, y_<t), built one depth at a time.
+        """
+        p = np.ones(())
+        for t in range(self.length):
+            p = p[..., None] * self.prefix_probs(prompt, t)
+        return p
+
+    def length_distribution(self, prompt) -> np.ndarray:
+        """P(the response has n digit tokens) for n = 0..length: shape (length+1,).
+
+        With EOS, n < length means the episode ended at EOS and n = length that it hit the length limit.
+        """
+        P = self.response_probs(prompt)
+        n_digits = sum(np.indices(P.shape)[t] != EOS for t in range(self.length)) if self.eos else None
+        if n_digits is None:
+            return np.eye(self.length + 1)[self.length]
+        return np.bincount(n_digits.ravel(), weights=P.ravel(), minlength=self.length + 1)
+
+    def prob(self, prompt, response) -> float:
+        """π(y | x) = Π_t π(y_t | s_t) for one response."""
+        response = self.check_response(response)
+        p = 1.0
+        for t in range(self.length):
+            p *= float(self.prefix_probs(prompt, t)[response[: t + 1]])
+        return p
+
+    def sample(self, prompt, n: int, rng=None) -> np.ndarray:
+        """n responses y ~ π(· | x): an int array of shape (n, length), EOS-padded when EOS is on.
+
+        ``rng`` is a numpy Generator or a seed (default seed 0), so results are reproducible.
+        """
+        n = checks.positive_int("n", n, low=1)
+        rng = np.random.default_rng(0 if rng is None else rng)
+        ys = np.zeros((n, self.length), dtype=int)
+        for t in range(self.length):
+            probs = np.broadcast_to(self.prefix_probs(prompt, t)[tuple(ys[:, :t].T)], (n, self.n_actions))
+            u = rng.random((n, 1))
+            ys[:, t] = np.minimum((probs.cumsum(axis=1) < u).sum(axis=1), self.n_actions - 1)
+        return ys
+
+
+class BigramPolicy(Policy):
+    """π(a | s_t) depends only on the position t and the previous token (the prompt digit when t = 0).
+
+    ``logits`` has shape (length, n_actions, n_actions): logits[t, prev, a]. Temperature τ rescales the
+    log-probabilities: π_τ(a|s) ∝ π(a|s)^(1/τ).
+    """
+
+    def __init__(self, logits, temperature: float = 1.0, eos: bool = False, name: str = "custom"):
+        logits = np.asarray(logits, dtype=float)
+        self.eos = bool(eos)
+        k = self.n_actions
+        if logits.ndim != 3 or logits.shape[1:] != (k, k) or not 1 <= logits.shape[0] <= MAX_LENGTH:
+            raise ValueError(
+                f"logits must have shape (length, {k}, {k}) with 1 <= length <= {MAX_LENGTH}, got {logits.shape}"
+            )
+        if not np.all(np.isfinite(logits)):
+            raise ValueError("logits must all be finite")
+        self.length = logits.shape[0]
+        self.temperature = checks.positive_finite("temperature", temperature)
+        self.name = name
+        self.logits = logits
+        self.table = softmax(log_softmax(logits) / self.temperature)  # (length, prev, a)
+
+    def _prefix_probs(self, prompt: int, depth: int) -> np.ndarray:
+        k = self.n_actions
+        if depth == 0:
+            return self.table[0, prompt]
+        row = self.table[depth].reshape((1,) * (depth - 1) + (k, k))
+        return np.broadcast_to(row, (k,) * depth + (k,))
+
+    def __repr__(self) -> str:
+        eos = ", eos=True" if self.eos else ""
+        return f"BigramPolicy({self.name!r}, temperature={self.temperature:g}, length={self.length}{eos})"
+
+
+class TabularPolicy(Policy):
+    """One free next-token distribution per (prompt, prefix): the most general policy on the toy.
+
+    ``logits[t]`` has shape (len(PROMPTS),) + (n_actions,)*t + (n_actions,). Used by training loops, where
+    every parameter is one logit of one state.
+    """
+
+    def __init__(self, logits: list, eos: bool = False):
+        self.eos = bool(eos)
+        self.length = len(logits)
+        k = self.n_actions
+        for t, z in enumerate(logits):
+            want = (len(PROMPTS),) + (k,) * (t + 1)
+            if np.shape(z) != want:
+                raise ValueError(f"logits[{t}] must have shape {want}, got {np.shape(z)}")
+        self.logits = [np.array(z, dtype=float) for z in logits]
+
+    @classmethod
+    def from_policy(cls, policy: Policy) -> TabularPolicy:
+        """A tabular copy of any policy: logits = log π(a | s) for every prompt and prefix."""
+        tiny = np.finfo(float).tiny
+        logits = [
+            np.stack([np.log(np.maximum(policy.prefix_probs(x, t), tiny)) for x in PROMPTS])
+            for t in range(policy.length)
+        ]
+        return cls(logits, eos=policy.eos)
+
+    def _prefix_probs(self, prompt: int, depth: int) -> np.ndarray:
+        return softmax(self.logits[depth][PROMPTS.index(prompt)])
+
+    def __repr__(self) -> str:
+        return f"TabularPolicy(length={self.length}, eos={self.eos})"
+
+
+def _count_up_logits(length: int, eos: bool, scale: float) -> np.ndarray:
+    """The 'pretrained' habit: after digit p it most likely writes p+1, sometimes repeats p, prefers small digits."""
+    k = VOCAB_SIZE + int(eos)
+    z = np.zeros((length, k, k))
+    for t in range(length):
+        for prev in range(VOCAB_SIZE):
+            for a in range(VOCAB_SIZE):
+                z[t, prev, a] = (1.5 + 0.25 * t) * (a == (prev + 1) % VOCAB_SIZE) + 0.8 * (a == prev) - 0.3 * a
+            if eos:
+                z[t, prev, EOS] = -3.0 + 1.0 * t  # ending becomes likelier as the response grows
+    return scale * z
+
+
+PRESETS = {
+    "pretrained": "counts up: after digit p it mostly writes p+1, sometimes repeats p (the default π_ref)",
+    "uniform": "every token equally likely at every step",
+    "tuned": "the pretrained habit made three times sharper, like an instruction-tuned model",
+}
+"""Names of the reference policies, with what each one does."""
+
+
+def reference_policy(preset: str = "pretrained", temperature: float = 1.0, length: int = RESPONSE_LENGTH,
+                     eos: bool = False) -> BigramPolicy:
+    """π_ref from ``PRESETS`` at temperature τ (π_τ ∝ π_ref^(1/τ)), for responses of ``length`` tokens."""
+    checks.choose("preset", preset, PRESETS)
+    length = checks.positive_int("length", length, low=1, high=MAX_LENGTH)
+    temperature = checks.positive_finite("temperature", temperature)
+    scale = {"pretrained": 1.0, "uniform": 0.0, "tuned": 3.0}[preset]
+    return BigramPolicy(_count_up_logits(length, eos, scale), temperature=temperature, eos=eos, name=preset)
