@@ -4,7 +4,8 @@ Digits 0-4 are the vocabulary, a response has RESPONSE_LENGTH tokens, a prompt i
 and advantage is computed exactly by enumerating the prefix tree (see ``toy.exact``).
 """
 
-from . import explorer, explorers, figures
+# Modules are also reachable as toy.<module>; sections 4.2-4.5 add theirs to this line.
+from . import explorer, explorers, figures, kl, montecarlo, trust_region
 from .exact import (
     advantage_table,
     credit_by_position,
@@ -28,7 +29,7 @@ from .policy import (
 from .rewards import REWARDS, get_reward, reward_table
 
 __all__ = [
-    "explorer", "explorers", "figures",
+    "explorer", "explorers", "figures", "kl", "montecarlo", "trust_region",
     "EOS", "PRESETS", "PROMPTS", "RESPONSE_LENGTH", "REWARDS", "VOCAB_SIZE",
     "BigramPolicy", "Policy", "TabularPolicy",
     "advantage_table", "credit_by_position", "get_reward", "reference_policy", "reward_table",

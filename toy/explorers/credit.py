@@ -1,4 +1,4 @@
-"""The book's explorers: each is a description (controls, outputs, compute, figure) for ``toy.explorer``."""
+"""Figure 4.1 (section 4.1): exact per-token credit against sequence-level credit."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import exact, figures
-from .explorer import Action, Explorer, dropdown, slider
-from .policy import PRESETS, VOCAB_SIZE, check_prompt, reference_policy
-from .rewards import REWARDS
+from .. import exact, figures
+from ..explorer import Action, Explorer, dropdown, slider
+from ..policy import PRESETS, VOCAB_SIZE, check_prompt, reference_policy
+from ..rewards import REWARDS
 
 TEMPERATURES = tuple(float(t) for t in np.logspace(-1, 1, 9))
 """The temperature grid of the explorers' sliders: 0.1 to 10, evenly spaced in log τ (τ = 1 is on it)."""
