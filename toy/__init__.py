@@ -5,7 +5,7 @@ and advantage is computed exactly by enumerating the prefix tree (see ``toy.exac
 """
 
 # Modules are also reachable as toy.<module>; sections 4.2-4.5 add theirs to this line.
-from . import explorer, explorers, figures, kl, montecarlo, trust_region
+from . import explorer, explorers, figures, kl, montecarlo, trust_region, critic
 from .exact import (
     advantage_table,
     credit_by_position,
@@ -29,7 +29,7 @@ from .policy import (
 from .rewards import REWARDS, get_reward, reward_table
 
 __all__ = [
-    "explorer", "explorers", "figures", "kl", "montecarlo", "trust_region",
+    "explorer", "explorers", "figures", "kl", "montecarlo", "trust_region", "critic",
     "EOS", "PRESETS", "PROMPTS", "RESPONSE_LENGTH", "REWARDS", "VOCAB_SIZE",
     "BigramPolicy", "Policy", "TabularPolicy",
     "advantage_table", "credit_by_position", "get_reward", "reference_policy", "reward_table",

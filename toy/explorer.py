@@ -259,7 +259,9 @@ class LiveView:
             b = W.Button(description=a.label, tooltip=a.label)
             b.on_click(lambda _b, a=a: self.run_action(a.label))
             buttons.append(b)
-        box = W.Layout(display="flex", flex_flow="row wrap", gap="4px 16px")
+        for w in list(self.controls.values()) + buttons:
+            w.layout.margin = "2px 14px 2px 0"
+        box = W.Layout(display="flex", flex_flow="row wrap", align_items="center")
         self.widget = W.VBox([W.Box(list(self.controls.values()) + buttons, layout=box), self.figure])
         self.redraw()
 

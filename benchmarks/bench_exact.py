@@ -1,0 +1,78 @@
+"""Speed of the exact computations and of one explorer control change. Prints its figures; asserts nothing.
+
+Targets (issue 2): advantage_table at length 4 in at most 1 ms; at length 8 (390,625 responses) in at most
+200 ms and at least 20 times faster than a plain-Python backward induction over the same prefix tree; the Python
+side of one control change of the Figure 4.1 explorer (recompute and update the figure) in at most 30 ms.
+
+Run: .venv/bin/python benchmarks/bench_exact.py
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+import time
+
+import toy
+
+
+def median_ms(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def plain_python_advantages(policy, reward, prompt):
+    """Backward induction over the same prefix tree with dicts and loops: the baseline to beat."""
+    L, K = policy.length, policy.n_actions
+    table = toy.reward_table(reward, prompt, L, K)  # same cached rewards as the vectorised code
+    probs = [policy.prefix_probs(prompt, t) for t in range(L)]
+    V = {y: float(table[y]) for y in itertools.product(range(K), repeat=L)}
+    for t in reversed(range(L)):
+        for prefix in itertools.product(range(K), repeat=t):
+            p = probs[t][prefix]
+            V[prefix] = sum(float(p[a]) * V[prefix + (a,)] for a in range(K))
+    return {y: [V[y[: t + 1]] - V[y[:t]] for t in range(L)] for y in itertools.product(range(K), repeat=L)}
+
+
+def main():
+    reward = "sum_to_target"
+    pi4 = toy.reference_policy()
+    toy.advantage_table(pi4, reward, 2)  # warm the reward table (computed once per reward and prompt)
+    t4 = median_ms(lambda: toy.advantage_table(pi4, reward, 2), 300)
+    print(f"advantage_table, length 4 (625 responses):        {t4:8.3f} ms   (target <= 1 ms)")
+
+    pi8 = toy.reference_policy(length=8)
+    t0 = time.perf_counter()
+    toy.advantage_table(pi8, reward, 2)
+    cold = (time.perf_counter() - t0) * 1e3
+    t8 = median_ms(lambda: toy.advantage_table(pi8, reward, 2), 7)
+    tp = median_ms(lambda: plain_python_advantages(pi8, reward, 2), 1)
+    print(f"advantage_table, length 8 (390,625 responses):    {t8:8.1f} ms   (target <= 200 ms;"
+          f" first call incl. evaluating the reward on every response: {cold:.0f} ms)")
+    print(f"plain-Python backward induction, length 8:        {tp:8.1f} ms   -> vectorised is {tp / t8:.0f}x faster"
+          " (target >= 20x)")
+
+    ex = toy.explorers.credit_assignment()
+    live = ex.live()
+    settings = list(itertools.product(toy.REWARDS, toy.explorers.TEMPERATURES, toy.PRESETS))
+    times = []
+    for reward_name, temperature, preset in settings:  # every setting is new: nothing is cached
+        t0 = time.perf_counter()
+        live.set(reward=reward_name, temperature=temperature, preset=preset)
+        times.append((time.perf_counter() - t0) * 1e3)
+    print(f"Figure 4.1 live control change, Python side:      {statistics.median(times):8.2f} ms median,"
+          f" {max(times):.2f} ms max over {len(times)} new settings   (target <= 30 ms)")
+    times = []
+    for y in itertools.islice(itertools.product(range(5), repeat=4), 0, 200, 3):
+        t0 = time.perf_counter()
+        live.set(**{f"y{t}": y[t] for t in range(4)})
+        times.append((time.perf_counter() - t0) * 1e3)
+    print(f"Figure 4.1 live response change, Python side:     {statistics.median(times):8.2f} ms median")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Set up and run every test: lint, the toy package, explorers, notebooks, the book build, and the browser tests
+# (Debian's Chromium driven by playwright, against the built site and a headless JupyterLab).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "Installing Debian's chromium for the browser tests..."
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "The browser tests need Chromium at /usr/bin/chromium: run 'sudo apt-get install chromium' and try again." >&2
+    exit 1
+  fi
+fi
+.venv/bin/ruff check .
+.venv/bin/python -m pytest "$@"

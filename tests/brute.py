@@ -1,0 +1,64 @@
+"""Independent brute-force computations for the tests: plain Python loops over every response.
+
+Nothing here calls toy.exact. Values come from forward enumeration (sum over all completions of a prefix of
+their probability times their reward), not from the package's backward induction.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+EOS = 5
+
+
+def pretrained_logit(t: int, prev: int, a: int, eos: bool) -> float:
+    """The 'pretrained' preset written out again from its description."""
+    if a == EOS:
+        return -3.0 + 1.0 * t
+    return (1.5 + 0.25 * t) * (a == (prev + 1) % 5) + 0.8 * (a == prev) - 0.3 * a
+
+
+def next_probs(preset: str, temperature: float, t: int, prev: int, eos: bool = False) -> list[float]:
+    """π_τ(· | position t, previous token) from the preset's formula: softmax(log_softmax(z) / τ)."""
+    k = 6 if eos else 5
+    if eos and prev == EOS:
+        return [0.0] * 5 + [1.0]
+    scale = {"pretrained": 1.0, "uniform": 0.0, "tuned": 3.0}[preset]
+    z = [scale * pretrained_logit(t, prev, a, eos) for a in range(k)]
+    m = max(z)
+    log_norm = m + math.log(sum(math.exp(v - m) for v in z))
+    w = [math.exp((v - log_norm) / temperature) for v in z]
+    s = sum(w)
+    return [v / s for v in w]
+
+
+def strip(response):
+    out = []
+    for tok in response:
+        if tok == EOS:
+            break
+        out.append(tok)
+    return tuple(out)
+
+
+def completions(policy, prompt, prefix):
+    """Every (padded) response that starts with ``prefix``, with its probability under ``policy`` given prefix."""
+    L, K = policy.length, policy.n_actions
+    for rest in itertools.product(range(K), repeat=L - len(prefix)):
+        y = tuple(prefix) + rest
+        p = 1.0
+        for t in range(len(prefix), L):
+            p *= float(policy.next_token_probs(prompt, y[:t])[y[t]])
+        yield y, p
+
+
+def value(policy, reward, prompt, prefix=()):
+    """V(s) = Σ over completions y of π(y | s) r(x, y)."""
+    return sum(p * reward(prompt, strip(y)) for y, p in completions(policy, prompt, prefix))
+
+
+def token_advantages(policy, reward, prompt, y):
+    """A_t = V(y_≤t) − V(y_<t), each value by forward enumeration."""
+    vals = [value(policy, reward, prompt, y[:t]) for t in range(len(y) + 1)]
+    return [vals[t + 1] - vals[t] for t in range(len(y))]

@@ -1,0 +1,48 @@
+"""The built book: every page present, figures as HTML, static explorers in place, nothing from a CDN."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CDN = re.compile(r"(?:src|href)=[\"']https?://(?!github\.com|mybinder\.org|colab\.research\.google\.com)[^\"']+\.(?:js|css|woff2?)")
+
+pytestmark = pytest.mark.slow
+
+
+def chapter_pages(site):
+    return sorted((site / "chapters").rglob("*.html"))
+
+
+def test_every_notebook_has_a_page_and_a_downloadable_ipynb(built_site):
+    for nb in (ROOT / "chapters").rglob("*.ipynb"):
+        rel = nb.relative_to(ROOT)
+        assert (built_site / rel.with_suffix(".html")).exists(), rel
+        assert (built_site / "_sources" / rel).exists(), f"no downloadable notebook for {rel}"
+
+
+def test_pages_load_nothing_from_a_cdn(built_site):
+    for page in [built_site / "book" / "intro.html", *chapter_pages(built_site)]:
+        html = page.read_text()
+        found = CDN.findall(html)
+        assert not found, f"{page.name} loads from outside the site: {found}"
+        assert "cdn.jsdelivr.net" not in html and "cdnjs.cloudflare.com" not in html and "unpkg.com" not in html
+
+
+def test_plotly_js_is_served_once_from_the_site(built_site):
+    assert (built_site / "_static" / "plotly.min.js").stat().st_size > 1_000_000
+    page = (built_site / "chapters" / "04-the-llm-as-a-policy" / "4.1-formal-mapping.html").read_text()
+    assert page.count("plotly.min.js") == 1
+    assert "Plotly.newPlot" in page  # static figures are there as HTML
+    assert len(page) < 2_000_000
+
+
+def test_explorers_are_static_views_never_dead_widgets(built_site):
+    for page in chapter_pages(built_site):
+        html = page.read_text()
+        assert "application/vnd.jupyter.widget-state+json" not in html, page.name
+        assert "application/vnd.jupyter.widget-view+json" not in html, page.name
+    page = (built_site / "chapters" / "04-the-llm-as-a-policy" / "4.1-formal-mapping.html").read_text()
+    assert page.count('class="toy-explorer"') == 1
+    assert "toy-explorer.js" in page

@@ -1,0 +1,120 @@
+"""Exact values and advantages against the independent forward enumeration in tests/brute.py."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import toy
+from tests import brute
+
+SETTINGS = [("pretrained", 1.0), ("uniform", 1.0), ("tuned", 0.3), ("pretrained", 10.0), ("pretrained", 0.1)]
+
+
+@pytest.mark.parametrize("preset, temperature", SETTINGS)
+@pytest.mark.parametrize("reward", list(toy.REWARDS))
+def test_value_matches_forward_enumeration(preset, temperature, reward):
+    pi = toy.reference_policy(preset, temperature)
+    fn = toy.REWARDS[reward]
+    for x in [0, 2, 4]:
+        for prefix in [(), (1,), (4, 0), (2, 2, 3), (1, 2, 3, 4)]:
+            assert toy.value(pi, reward, x, prefix) == pytest.approx(brute.value(pi, fn, x, prefix), abs=1e-12)
+
+
+@pytest.mark.parametrize("preset, temperature", SETTINGS)
+def test_token_and_sequence_advantages_match_forward_enumeration(preset, temperature):
+    pi = toy.reference_policy(preset, temperature)
+    for reward, fn in toy.REWARDS.items():
+        for y in [(1, 2, 3, 4), (0, 0, 0, 0), (2, 4, 1, 3)]:
+            want = brute.token_advantages(pi, fn, 2, y)
+            np.testing.assert_allclose(toy.token_advantages(pi, reward, 2, y), want, atol=1e-12)
+            seq = fn(2, y) - brute.value(pi, fn, 2)
+            assert toy.sequence_advantage(pi, reward, 2, y) == pytest.approx(seq, abs=1e-12)
+
+
+def test_advantage_table_matches_per_response_advantages():
+    pi = toy.reference_policy("pretrained", 0.5)
+    for reward in toy.REWARDS:
+        A = toy.advantage_table(pi, reward, 1)
+        assert A.shape == (5, 5, 5, 5, 4)
+        for y in itertools.islice(itertools.product(range(5), repeat=4), 0, 625, 29):
+            np.testing.assert_allclose(A[y], toy.token_advantages(pi, reward, 1, y), atol=1e-15)
+        # and against the brute force on a few
+        for y in [(0, 1, 2, 3), (4, 4, 4, 4)]:
+            np.testing.assert_allclose(A[y], brute.token_advantages(pi, toy.REWARDS[reward], 1, y), atol=1e-12)
+
+
+def test_eos_values_match_forward_enumeration():
+    pi = toy.reference_policy(eos=True, length=3)
+    for reward, fn in toy.REWARDS.items():
+        for prefix in [(), (2,), (toy.EOS,), (1, toy.EOS), (3, 1)]:
+            assert toy.value(pi, reward, 3, prefix) == pytest.approx(brute.value(pi, fn, 3, prefix), abs=1e-12)
+        y = (2, toy.EOS)
+        np.testing.assert_allclose(
+            toy.token_advantages(pi, reward, 3, y),
+            brute.token_advantages(pi, fn, 3, (2, toy.EOS, toy.EOS)), atol=1e-12)
+
+
+def test_credit_by_position_matches_enumeration():
+    pi = toy.reference_policy("pretrained", 1.0, length=3)
+    for reward, fn in toy.REWARDS.items():
+        mean_abs, noise = toy.credit_by_position(pi, reward, 2)
+        want_abs, want_noise = np.zeros(3), np.zeros(3)
+        v0 = brute.value(pi, fn, 2)
+        for y, p in brute.completions(pi, 2, ()):
+            A = brute.token_advantages(pi, fn, 2, y)
+            want_abs += p * np.abs(A)
+            want_noise += p * (fn(2, y) - v0 - np.array(A)) ** 2
+        np.testing.assert_allclose(mean_abs, want_abs, atol=1e-12)
+        np.testing.assert_allclose(noise, want_noise, atol=1e-12)
+
+
+def test_first_token_reward_puts_all_credit_on_token_one():
+    for preset in toy.PRESETS:
+        pi = toy.reference_policy(preset)
+        A = toy.advantage_table(pi, "first_token", 2)
+        assert np.all(np.abs(A[..., 1:]) < 1e-14)  # zero up to rounding in Σ_a π(a|s) = 1
+        mean_abs, noise = toy.credit_by_position(pi, "first_token", 2)
+        assert mean_abs[0] > 0.05 and np.all(mean_abs[1:] < 1e-14) and noise[0] < 1e-28
+
+
+def test_sum_reward_spreads_credit_over_all_positions_under_pretrained():
+    mean_abs, _ = toy.credit_by_position(toy.reference_policy(), "sum_to_target", 2)
+    assert np.all(mean_abs > 0.01)
+    # ...but only the last token matters when π_ref's last token is uniform
+    mean_abs, _ = toy.credit_by_position(toy.reference_policy("uniform"), "sum_to_target", 2)
+    assert np.all(mean_abs[:3] < 1e-12) and mean_abs[3] > 0.1
+
+
+def test_any_function_is_a_reward():
+    def even_count(prompt, response):
+        return sum(t % 2 == 0 for t in response) / 4
+
+    pi = toy.reference_policy()
+    assert toy.value(pi, even_count, 0) == pytest.approx(brute.value(pi, even_count, 0), abs=1e-12)
+
+
+def test_reward_that_returns_nan_gets_a_clear_error():
+    with pytest.raises(ValueError, match="returned nan"):
+        toy.value(toy.reference_policy(), lambda x, y: float("nan"), 0)
+    with pytest.raises(ValueError, match="finite number"):
+        toy.value(toy.reference_policy(), lambda x, y: "yes", 1)
+
+
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (lambda: toy.value(toy.reference_policy(), "length_penalty", 0), ["'length_penalty'", "'sum_to_target'"]),
+        (lambda: toy.value(toy.reference_policy(), "sum_to_target", 9), ["prompt 9"]),
+        (lambda: toy.value(toy.reference_policy(), "sum_to_target", 0, (1, 9)), ["9", "0 to 4"]),
+        (lambda: toy.value(toy.reference_policy(), "sum_to_target", 0, (1, 2, 3, 4, 0)), ["at most 4"]),
+        (lambda: toy.token_advantages(toy.reference_policy(), "first_token", 0, (1, 2)), ["2 tokens"]),
+        (lambda: toy.sequence_advantage(toy.reference_policy(), "first_token", 0, "1234"), ["sequence of token"]),
+        (lambda: toy.advantage_table("pretrained", "first_token", 0), ["toy Policy", "'pretrained'"]),
+    ],
+)
+def test_bad_input_raises_a_clear_value_error(call, words):
+    with pytest.raises(ValueError) as err:
+        call()
+    for w in words:
+        assert w in str(err.value)

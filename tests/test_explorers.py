@@ -1,0 +1,156 @@
+"""Every explorer, driven from Python: each control at each of its values, live view, static payload.
+
+The static payload is decoded here with the same lookup rule the page script uses, so the numbers the built
+page shows are checked against what toy computes at that setting.
+"""
+
+import base64
+import itertools
+import zlib
+
+import numpy as np
+import pytest
+
+import toy
+from toy.explorers import ALL
+
+
+@pytest.fixture(scope="module", params=sorted(ALL))
+def explorer(request):
+    return ALL[request.param]()
+
+
+def random_states(ex, n, seed=0):
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        yield {c.name: c.values[rng.integers(len(c.values))] for c in ex.controls}
+
+
+def test_every_control_value_gives_finite_figure_data(explorer):
+    for c in explorer.controls:
+        for v in c.values:  # every value, so the extremes too
+            fig = explorer.figure_for(**{c.name: v})
+            for trace in fig.data:
+                for attr in ("x", "y"):
+                    arr = trace[attr]
+                    if arr is not None and len(arr) and isinstance(arr[0], (int, float, np.floating)):
+                        assert np.all(np.isfinite(np.asarray(arr, dtype=float))), (c.name, v, trace.name, attr)
+
+
+def test_outputs_depend_only_on_their_declared_controls(explorer):
+    for state in random_states(explorer, 12):
+        base = explorer.evaluate(state)
+        for c in explorer.controls:
+            for v in (c.values[0], c.values[-1]):
+                other = explorer.evaluate({**state, c.name: v})
+                for name, deps in explorer.outputs.items():
+                    if c.name not in deps:
+                        np.testing.assert_array_equal(other[name], base[name], err_msg=f"{name} depends on {c.name}")
+
+
+def decode(payload):
+    return np.frombuffer(zlib.decompress(base64.b64decode(payload["data"])), dtype="<f8")
+
+
+def lookup(payload, data, name, indices):
+    """The page script's rule: the block of ``name`` at the option indices of its dependencies."""
+    out = payload["outputs"][name]
+    sizes = {c["name"]: len(c["labels"]) for c in payload["controls"]}
+    index = 0
+    for d in out["deps"]:
+        index = index * sizes[d] + indices[d]
+    start = out["offset"] + index * out["size"]
+    return data[start: start + out["size"]]
+
+
+def test_static_payload_holds_exactly_what_compute_gives(explorer):
+    payload = explorer.static_payload()
+    data = decode(payload)
+    controls = {c.name: c for c in explorer.controls}
+    states = list(random_states(explorer, 25, seed=1))
+    states.append({c.name: c.values[0] for c in explorer.controls})
+    states.append({c.name: c.values[-1] for c in explorer.controls})
+    for state in states:
+        indices = {name: controls[name].index(v) for name, v in state.items()}
+        outs = explorer.evaluate(state)
+        for name in explorer.outputs:
+            np.testing.assert_array_equal(lookup(payload, data, name, indices), outs[name])
+
+
+def test_static_view_is_small(explorer):
+    html = explorer.static_html()
+    assert len(html) < 600_000, f"{explorer.title}: static view is {len(html):,} bytes"
+
+
+def test_live_view_redraws_to_the_same_figure(explorer):
+    live = explorer.live()
+    for c in explorer.controls:
+        for v in (c.values[0], c.values[-1]):
+            live.set(**{c.name: v})
+            want = explorer.figure_for(**live.state())
+            for got_trace, want_trace in zip(live.figure.data, want.data, strict=True):
+                for attr in ("x", "y"):
+                    np.testing.assert_array_equal(np.asarray(got_trace[attr]), np.asarray(want_trace[attr]))
+            assert live.figure.layout.title.text == want.layout.title.text
+
+
+def test_live_controls_are_widgets_that_drive_the_figure(explorer):
+    live = explorer.live()
+    for c in explorer.controls:
+        widget = live.controls[c.name]
+        before = [np.asarray(t.y).copy() if t.y is not None else None for t in live.figure.data]
+        widget.value = len(c.values) - 1 if widget.value != len(c.values) - 1 else 0  # as a reader would
+        assert live.state()[c.name] == c.values[widget.value]
+        want = explorer.figure_for(**live.state())
+        for got_trace, want_trace in zip(live.figure.data, want.data, strict=True):
+            np.testing.assert_array_equal(np.asarray(got_trace.y), np.asarray(want_trace.y))
+        del before
+
+
+def test_unknown_control_values_are_rejected_clearly(explorer):
+    c = explorer.controls[0]
+    with pytest.raises(ValueError, match="not one of the allowed values"):
+        explorer.state(**{c.name: object()})
+    with pytest.raises(ValueError, match="unknown controls"):
+        explorer.state(no_such_control=1)
+
+
+# -- Figure 4.1 against toy directly ------------------------------------------------------------------------------
+def test_figure_4_1_shows_toys_exact_credit():
+    ex = toy.explorers.credit_assignment(prompt=2)
+    temps = toy.explorers.TEMPERATURES
+    for reward, temperature, preset in itertools.product(toy.REWARDS, (temps[0], 1.0, temps[-1]), toy.PRESETS):
+        for y in [(1, 2, 3, 4), (0, 0, 0, 0), (4, 3, 2, 1)]:
+            fig = ex.figure_for(reward=reward, temperature=temperature, preset=preset,
+                                **{f"y{t}": y[t] for t in range(4)})
+            pi = toy.reference_policy(preset, temperature)
+            np.testing.assert_allclose(fig.data[0].y, toy.token_advantages(pi, reward, 2, y), atol=1e-15)
+            np.testing.assert_allclose(fig.data[1].y, [toy.sequence_advantage(pi, reward, 2, y)] * 4, atol=1e-15)
+            mean_abs, noise = toy.credit_by_position(pi, reward, 2)
+            np.testing.assert_allclose(fig.data[2].y, mean_abs, atol=1e-15)
+            np.testing.assert_allclose(fig.data[3].y, noise, atol=1e-15)
+            assert f"response {' '.join(map(str, y))}" in fig.layout.title.text
+
+
+def test_figure_4_1_sample_button_sets_responses_drawn_from_the_policy():
+    ex = toy.explorers.credit_assignment(prompt=2)
+    live = ex.live()
+    live.set(temperature=toy.explorers.TEMPERATURES[0], preset="tuned")
+    pi = toy.reference_policy("tuned", toy.explorers.TEMPERATURES[0])
+    seen = []
+    for _ in range(5):
+        live.run_action("Sample a response")
+        y = tuple(live.state()[f"y{t}"] for t in range(4))
+        assert pi.prob(2, y) > 0
+        seen.append(y)
+    np.testing.assert_array_equal(np.array(seen), pi.sample(2, toy.explorers.credit.N_SAMPLES, rng=0)[:5])
+
+
+def test_figure_4_1_live_redraw_is_batched():
+    """One control change sends one batch of updates to the front end, not one message per trace."""
+    live = toy.explorers.credit_assignment().live()
+    sent = []
+    for kind in ("restyle", "relayout", "update"):
+        setattr(live.figure, f"_send_{kind}_msg", lambda *a, kind=kind, **k: sent.append(kind))
+    live.set(temperature=toy.explorers.TEMPERATURES[-1])
+    assert sent == ["update"]

@@ -1,0 +1,139 @@
+"""The toy language model: probabilities against the presets' formulas, sampling, EOS, and input errors."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import toy
+from tests import brute
+
+
+@pytest.mark.parametrize("preset", list(toy.PRESETS))
+@pytest.mark.parametrize("temperature", [0.1, 0.5, 1.0, 3.0, 10.0])
+def test_next_token_probs_match_the_preset_formula(preset, temperature):
+    pi = toy.reference_policy(preset, temperature)
+    for x in toy.PROMPTS:
+        for prefix in [(), (3,), (0, 4), (1, 1, 2)]:
+            prev = prefix[-1] if prefix else x
+            want = brute.next_probs(preset, temperature, len(prefix), prev)
+            np.testing.assert_allclose(pi.next_token_probs(x, prefix), want, rtol=1e-12, atol=1e-15)
+
+
+def test_eos_policy_probabilities_and_absorption():
+    pi = toy.reference_policy(eos=True)
+    assert pi.n_actions == 6
+    np.testing.assert_allclose(pi.next_token_probs(1, (2, 3)), brute.next_probs("pretrained", 1.0, 2, 3, eos=True))
+    np.testing.assert_array_equal(pi.next_token_probs(1, (2, toy.EOS)), [0, 0, 0, 0, 0, 1])
+    # a finished short response and its padded form have the same probability
+    assert pi.prob(1, (2, toy.EOS)) == pytest.approx(pi.prob(1, (2, toy.EOS, toy.EOS, toy.EOS)), rel=1e-14)
+
+
+def test_response_probability_is_the_product_of_token_probabilities():
+    pi = toy.reference_policy(temperature=0.7)
+    P = pi.response_probs(3)
+    for y in itertools.islice(itertools.product(range(5), repeat=4), 0, 625, 37):
+        want = np.prod([brute.next_probs("pretrained", 0.7, t, (y[t - 1] if t else 3))[y[t]] for t in range(4)])
+        assert P[y] == pytest.approx(want, rel=1e-12)
+        assert pi.prob(3, y) == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("eos", [False, True])
+@pytest.mark.parametrize("length", [1, 3, 4, 6])
+def test_response_probabilities_sum_to_one(eos, length):
+    for preset in toy.PRESETS:
+        pi = toy.reference_policy(preset, 0.3, length=length, eos=eos)
+        for x in toy.PROMPTS:
+            assert pi.response_probs(x).sum() == pytest.approx(1.0, abs=1e-12)
+            assert pi.length_distribution(x).sum() == pytest.approx(1.0, abs=1e-12)
+
+
+def test_length_distribution_counts_digits_before_eos():
+    pi = toy.reference_policy(eos=True, length=3)
+    want = np.zeros(4)
+    for y in itertools.product(range(6), repeat=3):
+        if toy.EOS in y and any(t != toy.EOS for t in y[y.index(toy.EOS):]):
+            continue  # not a padded episode: has zero probability anyway
+        want[len(brute.strip(y))] += pi.prob(0, y)
+    np.testing.assert_allclose(pi.length_distribution(0), want, atol=1e-14)
+
+
+def test_sampling_matches_the_distribution_and_is_reproducible():
+    pi = toy.reference_policy()
+    ys = pi.sample(2, 40_000, rng=123)
+    np.testing.assert_array_equal(ys, pi.sample(2, 40_000, rng=123))
+    assert ys.shape == (40_000, 4) and ys.min() >= 0 and ys.max() <= 4
+    # first-token frequencies against π(y_0 | x) within 5 standard errors
+    p = pi.next_token_probs(2)
+    freq = np.bincount(ys[:, 0], minlength=5) / len(ys)
+    assert np.all(np.abs(freq - p) < 5 * np.sqrt(p * (1 - p) / len(ys)) + 1e-12)
+    # the most likely full response appears about as often as its probability says
+    P = pi.response_probs(2)
+    top = np.unravel_index(P.argmax(), P.shape)
+    hits = np.mean(np.all(ys == np.array(top), axis=1))
+    assert abs(hits - P[top]) < 5 * np.sqrt(P[top] * (1 - P[top]) / len(ys))
+
+
+def test_eos_samples_are_padded_episodes():
+    ys = toy.reference_policy(eos=True).sample(0, 2000, rng=1)
+    for y in ys:
+        y = tuple(int(t) for t in y)
+        if toy.EOS in y:
+            assert all(t == toy.EOS for t in y[y.index(toy.EOS):])
+    assert any(toy.EOS in tuple(y) for y in ys) and any(toy.EOS not in tuple(y) for y in ys)
+
+
+def test_temperature_limits():
+    pi = toy.reference_policy()
+    hot, cold = toy.reference_policy(temperature=1e4), toy.reference_policy(temperature=1e-3)
+    for prefix in [(), (4,), (2, 2, 0)]:
+        np.testing.assert_allclose(hot.next_token_probs(1, prefix), 0.2, atol=1e-3)
+        p = pi.next_token_probs(1, prefix)
+        assert cold.next_token_probs(1, prefix)[p.argmax()] == pytest.approx(1.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("temperature", [0.1, 10.0])
+def test_extreme_temperatures_stay_finite(temperature):
+    for preset in toy.PRESETS:
+        pi = toy.reference_policy(preset, temperature)
+        for x in toy.PROMPTS:
+            for reward in toy.REWARDS:
+                A = toy.advantage_table(pi, reward, x)
+                assert np.all(np.isfinite(A)) and np.all(np.isfinite(pi.response_probs(x)))
+                assert all(np.all(np.isfinite(a)) for a in toy.credit_by_position(pi, reward, x))
+
+
+def test_tabular_copy_has_the_same_distribution():
+    pi = toy.reference_policy("tuned", 0.5, eos=True)
+    tab = toy.TabularPolicy.from_policy(pi)
+    for x in toy.PROMPTS:
+        np.testing.assert_allclose(tab.response_probs(x), pi.response_probs(x), atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (lambda: toy.reference_policy("gpt5"), ["'gpt5'", "'pretrained'", "'uniform'"]),
+        (lambda: toy.reference_policy(temperature=0), ["temperature", "0", "positive"]),
+        (lambda: toy.reference_policy(temperature=-1.5), ["temperature", "-1.5"]),
+        (lambda: toy.reference_policy(temperature=float("nan")), ["temperature", "nan"]),
+        (lambda: toy.reference_policy(temperature=float("inf")), ["temperature", "inf"]),
+        (lambda: toy.reference_policy(temperature="hot"), ["temperature", "'hot'"]),
+        (lambda: toy.reference_policy(length=0), ["length", "0"]),
+        (lambda: toy.reference_policy(length=11), ["length", "11", "10"]),
+        (lambda: toy.reference_policy().prob(2, (1, 2, 3)), ["(1, 2, 3)", "3 tokens", "exactly 4"]),
+        (lambda: toy.reference_policy().prob(2, (1, 2, 3, 7)), ["7", "0 to 4"]),
+        (lambda: toy.reference_policy().prob(2, (1, 2, 3, 5)), ["5", "0 to 4"]),
+        (lambda: toy.reference_policy().prob(7, (1, 2, 3, 4)), ["prompt 7", "(0, 1, 2, 3, 4)"]),
+        (lambda: toy.reference_policy().prob("2", (1, 2, 3, 4)), ["prompt '2'"]),
+        (lambda: toy.reference_policy().next_token_probs(0, (1, 2, 3, 4)), ["4 tokens", "at most 3"]),
+        (lambda: toy.reference_policy(eos=True).prob(0, (1, 5, 2)), ["not a finished episode"]),
+        (lambda: toy.reference_policy(eos=True).prob(0, (1, 2)), ["2 tokens", "ending with EOS"]),
+        (lambda: toy.reference_policy().sample(0, 0), ["n", "0"]),
+    ],
+)
+def test_bad_input_raises_a_clear_value_error(call, words):
+    with pytest.raises(ValueError) as err:
+        call()
+    for w in words:
+        assert w in str(err.value)

@@ -1,0 +1,302 @@
+"""A learned critic: a small function approximator V̂_w(s) fitted to sampled returns.
+
+The critic is linear in one-hot features, so every weight is the value of one *cell*, a group of states that the
+features cannot tell apart, and V̂_w(s) = w[cell(s)]. The feature sets range from one value per prompt (a
+per-prompt baseline) to one value per state (a table that can hold any V exactly):
+
+    prompt       cell(x, y_<t) = x                                  5 weights
+    position     cell = (x, t)                                      5·L
+    last_token   cell = (x, t, y_{t-1})                             5·(1 + (L−1)·K)
+    running_sum  cell = (x, t, y_{t-1}, Σ_{u<t} y_u mod 5)          5·(1 + 5·(L−1)·K)
+    tabular      cell = (x, y_<t)                                   5·Σ_{t<L} K^t
+
+(K = n_actions; the state at t = 0 is its own cell.) A critic covers the non-terminal states, depths 0 to L−1;
+a finished response's value is its reward, which the caller has.
+
+``fit`` minimises the squared error Σ_i (V̂_w(s_i) − G_i)² + l2·‖w‖² over (state, target) pairs, either exactly
+(for one-hot features the solution is each cell's sum of targets over its count + l2) or by ``steps`` of
+full-batch gradient descent from the current weights, as an actor–critic method would between policy updates.
+
+Typical use, with γ = 1 and one terminal reward (every state of a response has return r)::
+
+    critic = Critic(length=4, features="last_token")
+    ys = policy.sample(x, 256, rng=0)
+    critic.fit_returns(x, ys, rewards)             # Monte Carlo regression
+    v = critic.values_along(x, ys)                 # (256, 4): V̂(s_0) ... V̂(s_3) along each response
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import checks
+from .policy import PROMPTS, RESPONSE_LENGTH, VOCAB_SIZE, Policy, check_prompt
+from .rewards import reward_table
+
+FEATURES = {
+    "prompt": "one value per prompt (a per-prompt baseline)",
+    "position": "one value per prompt and position",
+    "last_token": "one value per prompt, position and previous token",
+    "running_sum": "one value per prompt, position, previous token and digit sum mod 5",
+    "tabular": "one value per state (prompt and whole prefix): can represent any V",
+}
+"""Names of the critic's feature sets, with what each cell holds (from coarsest to finest)."""
+
+
+class Critic:
+    """V̂_w(x, y_<t) = w[cell(x, y_<t)]: a linear critic on one-hot features (see the module docstring).
+
+    Parameters: ``length`` L (states have depth 0..L−1), ``features`` (a name in FEATURES), ``n_actions`` K
+    (VOCAB_SIZE, or VOCAB_SIZE + 1 for policies with EOS), ``l2`` the ridge penalty of the exact fit, ``init``
+    the initial value of every weight.
+    """
+
+    def __init__(self, length: int = RESPONSE_LENGTH, features: str = "last_token", n_actions: int = VOCAB_SIZE,
+                 l2: float = 1e-3, init: float = 0.0):
+        self.length = checks.positive_int("length", length, low=1, high=12)
+        checks.choose("critic features", features, FEATURES)
+        self.features = features
+        self.n_actions = checks.positive_int("n_actions", n_actions, low=VOCAB_SIZE, high=VOCAB_SIZE + 1)
+        self.l2 = 0.0 if l2 == 0 else checks.positive_finite("l2", l2)
+        init = checks.in_range("init", init, -1e6, 1e6)
+        L, K = self.length, self.n_actions
+        self._per_prompt = {
+            "prompt": 1,
+            "position": L,
+            "last_token": 1 + (L - 1) * K,
+            "running_sum": 1 + 5 * (L - 1) * K,
+            "tabular": sum(K**t for t in range(L)),
+        }[features]
+        self.weights = np.full(len(PROMPTS) * self._per_prompt, init)
+
+    @property
+    def n_params(self) -> int:
+        """Number of weights: len(PROMPTS) × cells per prompt."""
+        return int(self.weights.size)
+
+    def __repr__(self) -> str:
+        return f"Critic(length={self.length}, features={self.features!r}, n_params={self.n_params})"
+
+    # -- features -------------------------------------------------------------------------------------------------
+    def _cells_at_depth(self, prompts: np.ndarray, prefixes: np.ndarray) -> np.ndarray:
+        """Cell index of each state: prompts (n,), prefixes (n, t) with one depth t. Returns (n,) ints."""
+        n, t = prefixes.shape
+        K = self.n_actions
+        if self.features == "prompt":
+            local = np.zeros(n, dtype=int)
+        elif self.features == "position":
+            local = np.full(n, t)
+        elif self.features == "tabular":
+            offset = sum(K**u for u in range(t))
+            local = offset + (np.ravel_multi_index(tuple(prefixes.T), (K,) * t) if t else np.zeros(n, dtype=int))
+        elif t == 0:
+            local = np.zeros(n, dtype=int)
+        elif self.features == "last_token":
+            local = 1 + (t - 1) * K + prefixes[:, -1]
+        else:  # running_sum: digits only (an EOS adds nothing to the sum)
+            digit_sum = np.where(prefixes < VOCAB_SIZE, prefixes, 0).sum(axis=1) % 5
+            local = 1 + ((t - 1) * K + prefixes[:, -1]) * 5 + digit_sum
+        return prompts * self._per_prompt + local
+
+    def _check_prompts(self, prompts, n: int) -> np.ndarray:
+        if np.ndim(prompts) == 0:
+            return np.full(n, check_prompt(prompts))
+        out = np.array([check_prompt(x) for x in prompts], dtype=int)
+        if out.shape != (n,):
+            raise ValueError(f"prompts must be one prompt or one per state ({n}), got {len(out)}")
+        return out
+
+    def _batches(self, prompts, prefixes):
+        """Group states by depth: yields (positions in the input, prompts, (m, t) prefix array)."""
+        if isinstance(prefixes, np.ndarray) and prefixes.ndim == 2:
+            arr = self._check_token_array("prefixes", prefixes)
+            if arr.shape[1] >= self.length:
+                raise ValueError(f"prefixes have {arr.shape[1]} tokens; a critic state has at most "
+                                 f"{self.length - 1} (the response length is {self.length})")
+            yield np.arange(len(arr)), self._check_prompts(prompts, len(arr)), arr
+            return
+        if isinstance(prefixes, (str, bytes)):
+            raise ValueError(f"prefixes must be a list of token tuples or an (n, t) array, got {prefixes!r}")
+        rows = [checks.tokens("prefix", p, self.n_actions) for p in prefixes]
+        for p in rows:
+            if len(p) >= self.length:
+                raise ValueError(f"prefix {p!r} has {len(p)} tokens; a critic state has at most "
+                                 f"{self.length - 1} (the response length is {self.length})")
+        xs = self._check_prompts(prompts, len(rows))
+        depth = np.array([len(p) for p in rows], dtype=int)
+        for t in np.unique(depth):
+            where = np.flatnonzero(depth == t)
+            arr = np.array([rows[i] for i in where], dtype=int).reshape(len(where), t)
+            yield where, xs[where], arr
+
+    def _check_token_array(self, name: str, a) -> np.ndarray:
+        a = np.asarray(a)
+        if a.ndim != 2 or not (np.issubdtype(a.dtype, np.integer) or a.size == 0):
+            raise ValueError(f"{name} must be a 2-d int array, got shape {a.shape} and dtype {a.dtype}")
+        if a.size and (a.min() < 0 or a.max() >= self.n_actions):
+            raise ValueError(f"{name} have tokens outside the allowed 0..{self.n_actions - 1}")
+        return a.astype(int)
+
+    def cells(self, prompts, prefixes) -> np.ndarray:
+        """The cell (weight index) of each state (prompt, prefix): shape (n,)."""
+        prefixes = list(prefixes) if not isinstance(prefixes, np.ndarray) else prefixes
+        out = np.empty(len(prefixes), dtype=int)
+        for where, xs, arr in self._batches(prompts, prefixes):
+            out[where] = self._cells_at_depth(xs, arr)
+        return out
+
+    # -- prediction -----------------------------------------------------------------------------------------------
+    def predict(self, prompts, prefixes) -> np.ndarray:
+        """V̂(x_i, prefix_i) for each state: shape (n,).
+
+        ``prompts`` is one prompt or one per state; ``prefixes`` a list of token tuples (any depths 0..L−1) or an
+        int array of shape (n, t).
+        """
+        return self.weights[self.cells(prompts, prefixes)]
+
+    def values_along(self, prompts, responses) -> np.ndarray:
+        """V̂(s_t) at t = 0..L−1 along each response: responses (n, L) → shape (n, L)."""
+        ys = self._check_responses(responses)
+        xs = self._check_prompts(prompts, len(ys))
+        return np.stack([self.weights[self._cells_at_depth(xs, ys[:, :t])] for t in range(self.length)], axis=1)
+
+    def table(self, prompt, depth: int) -> np.ndarray:
+        """V̂ for every prefix of one depth: shape (K,)*depth, like ``toy.exact.values(...)[depth]``."""
+        prompt = check_prompt(prompt)
+        depth = checks.positive_int("depth", depth, low=0, high=self.length - 1)
+        K = self.n_actions
+        prefixes = _all_prefixes(K, depth)
+        cells = self._cells_at_depth(np.full(len(prefixes), prompt), prefixes)
+        return self.weights[cells].reshape((K,) * depth)
+
+    def _check_responses(self, responses) -> np.ndarray:
+        ys = self._check_token_array("responses", responses)
+        if ys.shape[1] != self.length:
+            raise ValueError(f"responses must have shape (n, {self.length}), got {ys.shape}")
+        return ys
+
+    # -- fitting --------------------------------------------------------------------------------------------------
+    def fit(self, prompts, prefixes, targets, steps: int | None = None, lr: float = 0.5) -> Critic:
+        """Fit V̂ to (state, target) pairs; returns self.
+
+        ``steps=None``: the exact ridge solution w_c = Σ_{i in c} G_i / (n_c + l2) (cells with no data get 0).
+        ``steps=k``: k full-batch gradient steps w ← w − lr·∇_w (1/2n) Σ_i (V̂(s_i) − G_i)² from the current
+        weights; stable for lr < 2n / (largest cell count).
+        """
+        prefixes = list(prefixes) if not isinstance(prefixes, np.ndarray) else prefixes
+        G = np.asarray(targets, dtype=float).ravel()
+        if G.shape != (len(prefixes),) or not np.all(np.isfinite(G)):
+            raise ValueError(f"targets must be {len(prefixes)} finite numbers, one per state")
+        return self._fit_cells(self.cells(prompts, prefixes), G, steps, lr)
+
+    def fit_returns(self, prompts, responses, returns, steps: int | None = None, lr: float = 0.5) -> Critic:
+        """Monte Carlo regression with γ = 1: every state s_0..s_{L−1} of response i gets target returns[i]."""
+        ys = self._check_responses(responses)
+        G = np.asarray(returns, dtype=float).ravel()
+        if G.shape != (len(ys),) or not np.all(np.isfinite(G)):
+            raise ValueError(f"returns must be {len(ys)} finite numbers, one per response")
+        xs = self._check_prompts(prompts, len(ys))
+        cells = np.concatenate([self._cells_at_depth(xs, ys[:, :t]) for t in range(self.length)])
+        return self._fit_cells(cells, np.tile(G, self.length), steps, lr)
+
+    def _fit_cells(self, cells: np.ndarray, G: np.ndarray, steps, lr) -> Critic:
+        count = np.bincount(cells, minlength=self.n_params).astype(float)
+        total = np.bincount(cells, weights=G, minlength=self.n_params)
+        if steps is None:
+            denom = count + self.l2
+            self.weights = np.divide(total, denom, out=np.zeros_like(total), where=denom > 0)
+            return self
+        steps = checks.positive_int("steps", steps, low=0)
+        lr = checks.positive_finite("lr", lr)
+        n = max(len(G), 1)
+        for _ in range(steps):
+            self.weights = self.weights - lr * (count * self.weights - total) / n
+        return self
+
+    def fit_population(self, policy: Policy, reward, prompts=PROMPTS) -> Critic:
+        """The fit an infinite sample from ``policy`` would give (l2 → 0): each cell holds the visit-weighted mean
+        of the exact V over its states, Σ_s P(s)·V(s) / Σ_s P(s). This is the critic's approximation floor."""
+        self._check_policy(policy)
+        count = np.zeros(self.n_params)
+        total = np.zeros(self.n_params)
+        for x in prompts:
+            reach, V = _reach_and_values(policy, reward, x)
+            for t in range(self.length):
+                K = self.n_actions
+                prefixes = _all_prefixes(K, t)
+                cells = self._cells_at_depth(np.full(len(prefixes), check_prompt(x)), prefixes)
+                count += np.bincount(cells, weights=reach[t].ravel(), minlength=self.n_params)
+                total += np.bincount(cells, weights=(reach[t] * V[t]).ravel(), minlength=self.n_params)
+        self.weights = np.divide(total, count, out=np.zeros_like(total), where=count > 0)
+        return self
+
+    def _check_policy(self, policy) -> None:
+        if not isinstance(policy, Policy):
+            raise ValueError(f"policy must be a toy Policy, got {policy!r}")
+        if policy.length != self.length or policy.n_actions != self.n_actions:
+            raise ValueError(f"policy has length {policy.length} and {policy.n_actions} actions; this critic "
+                             f"has length {self.length} and {self.n_actions}")
+
+
+def _all_prefixes(K: int, t: int) -> np.ndarray:
+    """Every prefix of depth t in C order: shape (K**t, t)."""
+    return np.indices((K,) * t, dtype=int).reshape(t, K**t).T
+
+
+def _reach_and_values(policy: Policy, reward, prompt) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """P(prefix) and exact V(prefix) at depths 0..L: two lists of arrays of shape (K,)*t."""
+    L = policy.length
+    reach = [np.ones(())]
+    for t in range(L):
+        reach.append(reach[t][..., None] * policy.prefix_probs(prompt, t))
+    V = [None] * (L + 1)
+    V[L] = reward_table(reward, prompt, L, policy.n_actions)
+    for t in reversed(range(L)):
+        V[t] = (policy.prefix_probs(prompt, t) * V[t + 1]).sum(axis=-1)
+    return reach, V
+
+
+def value_error(critic: Critic, policy: Policy, reward, prompt) -> float:
+    """Visit-weighted RMS error of the critic against the exact V over the non-terminal states::
+
+        sqrt( (1/L) Σ_{t<L} Σ_{y_<t} P(y_<t | x) · (V̂(x, y_<t) − V(x, y_<t))² )
+    """
+    critic._check_policy(policy)
+    reach, V = _reach_and_values(policy, reward, prompt)
+    sq = sum(float((reach[t] * (critic.table(prompt, t) - V[t]) ** 2).sum()) for t in range(critic.length))
+    return float(np.sqrt(sq / critic.length))
+
+
+def sampled_errors(policy: Policy, reward, prompt, features: str, sizes, seeds: int = 5,
+                   l2: float = 1e-3) -> np.ndarray:
+    """Mean over ``seeds`` of value_error for a critic fitted (exactly) to the returns of n responses sampled from
+    π, for each n in ``sizes``: shape (len(sizes),). Seed s samples with numpy's default_rng(s)."""
+    seeds = checks.positive_int("seeds", seeds, low=1)
+    table = reward_table(reward, prompt, policy.length, policy.n_actions)
+    out = np.zeros(len(sizes))
+    for s in range(seeds):
+        ys_all = policy.sample(prompt, int(max(sizes)), rng=np.random.default_rng(s))
+        for i, n in enumerate(sizes):
+            ys = ys_all[: checks.positive_int("sample size", n, low=1)]
+            critic = Critic(policy.length, features, policy.n_actions, l2=l2)
+            critic.fit_returns(prompt, ys, table[tuple(ys.T)])
+            out[i] += value_error(critic, policy, reward, prompt) / seeds
+    return out
+
+
+def monte_carlo_error(policy: Policy, reward, prompt, k) -> float:
+    """Visit-weighted RMS error of Monte Carlo values from K rollouts restarted at each state (VinePPO), exactly::
+
+        sqrt( (1/L) Σ_{t<L} Σ_{y_<t} P(y_<t) · Var[r | y_<t] / K )
+
+    since the mean of K independent returns is unbiased with variance Var[r | s] / K.
+    """
+    k = checks.positive_int("k", k, low=1)
+    reach, V = _reach_and_values(policy, reward, prompt)
+    L = policy.length
+    second = [None] * (L + 1)
+    second[L] = V[L] ** 2
+    for t in reversed(range(L)):
+        second[t] = (policy.prefix_probs(prompt, t) * second[t + 1]).sum(axis=-1)
+    var = sum(float((reach[t] * (second[t] - V[t] ** 2)).sum()) for t in range(L)) / L
+    return float(np.sqrt(max(var, 0.0) / k))
