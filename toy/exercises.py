@@ -1,0 +1,248 @@
+"""Checks for the book's exercises: a student's function against the reference in ``toy``, on hidden cases.
+
+``check(name, fn)`` runs ``fn`` on randomised cases (seeded, so a notebook shows the same result every run;
+the grader sets TOY_CHECK_SEED for fresh ones) and compares with the reference. It never raises: whatever the
+student's function does (not implemented, wrong type or shape, an exception, an endless loop), the result says
+in words what happened, with the inputs, what was expected and what came back, and the notebook carries on.
+
+Each result is displayed as text, with a machine-readable record in the output's metadata (key ``toy_check``)
+that the grader reads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import signal
+import threading
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from html import escape
+
+import numpy as np
+
+from . import exact, kl
+from .policy import PRESETS, PROMPTS, VOCAB_SIZE, reference_policy
+from .rewards import REWARDS
+
+CHECK_KEY = "toy_check"
+
+
+@dataclass
+class Case:
+    """One hidden input: ``args`` for the student's function, ``description`` of them in words."""
+
+    args: tuple
+    description: str
+
+
+@dataclass
+class Exercise:
+    """A checkable exercise: how to draw cases, the reference answer, and how answers are compared."""
+
+    name: str
+    title: str
+    cases: Callable[[np.random.Generator], list[Case]]
+    reference: Callable
+    kind: str = "number"  # "number" or "array"
+    tolerance: float = 1e-9
+
+
+EXERCISES: dict[str, Exercise] = {}
+
+
+def register(name: str, title: str, cases: Callable, reference: Callable, kind: str = "number",
+             tolerance: float = 1e-9) -> Exercise:
+    """Add an exercise: ``cases(rng) -> list[Case]`` draws its hidden inputs, ``reference(*args)`` answers them."""
+    EXERCISES[name] = Exercise(name, title, cases, reference, kind, tolerance)
+    return EXERCISES[name]
+
+
+@dataclass
+class CheckResult:
+    """What a check found. ``status`` is one of: pass, fail, not implemented, error, timeout."""
+
+    exercise: str
+    status: str
+    message: str
+    cases_passed: int = 0
+    cases_total: int = 0
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+    def __str__(self) -> str:
+        mark = {"pass": "✅", "not implemented": "⏳"}.get(self.status, "❌")
+        return f"{mark} {self.exercise}: {self.message}"
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        record = {"exercise": self.exercise, "status": self.status, "message": self.message,
+                  "cases_passed": self.cases_passed, "cases_total": self.cases_total}
+        colour = {"pass": "#1a7f37", "not implemented": "#9a6700"}.get(self.status, "#cf222e")
+        html = (f'<div class="toy-check" style="border-left:4px solid {colour};padding:0.3em 0.8em">'
+                f"{escape(str(self))}</div>")
+        return {"text/plain": str(self), "text/html": html}, {CHECK_KEY: json.loads(json.dumps(record))}
+
+
+class _TimeLimit(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float):
+    """Interrupt the block after ``seconds`` (POSIX main thread only; elsewhere no limit is applied)."""
+    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not usable:
+        yield
+        return
+
+    def handler(signum, frame):
+        raise _TimeLimit
+
+    old = signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _show(value) -> str:
+    if isinstance(value, np.ndarray):
+        return np.array2string(value, precision=6, suppress_small=False, separator=", ")
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return repr(value)
+
+
+def _compare(ex: Exercise, got, want) -> str | None:
+    """None if ``got`` matches ``want``; otherwise what is wrong, in words."""
+    if ex.kind == "number":
+        if isinstance(got, (bool, np.bool_)) or not isinstance(got, (int, float, np.integer, np.floating)) and not (
+            isinstance(got, np.ndarray) and got.shape == ()
+        ):
+            return f"expected a number, but the function returned {type(got).__name__} {_show(got)}"
+        got = float(got)
+        if not math.isfinite(got):
+            return f"expected {_show(float(want))}, but the function returned {got}"
+        if abs(got - float(want)) > ex.tolerance * max(1.0, abs(float(want))):
+            return f"expected {_show(float(want))}, but the function returned {_show(got)}"
+        return None
+    want = np.asarray(want, dtype=float)
+    try:
+        arr = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        return f"expected an array of shape {want.shape}, but the function returned {type(got).__name__} {got!r:.80}"
+    if arr.shape != want.shape:
+        return f"expected an array of shape {want.shape}, but the function returned one of shape {arr.shape}"
+    if not np.all(np.isfinite(arr)):
+        return f"expected {_show(want)}, but the function returned {_show(arr)} (not all finite)"
+    if not np.allclose(arr, want, atol=ex.tolerance, rtol=ex.tolerance):
+        return f"expected {_show(want)}, but the function returned {_show(arr)}"
+    return None
+
+
+def check(name: str, fn: Callable, n_cases: int | None = None, time_limit: float = 10.0) -> CheckResult:
+    """Run ``fn`` on the hidden cases of exercise ``name`` and compare with the reference. Never raises."""
+    if name not in EXERCISES:
+        return CheckResult(name, "error", f"there is no exercise {name!r}; known: {', '.join(EXERCISES)}")
+    ex = EXERCISES[name]
+    if not callable(fn):
+        return CheckResult(name, "error", f"expected a function, but got {type(fn).__name__} {fn!r:.80}")
+    seed = int(os.environ.get("TOY_CHECK_SEED", "0")) + zlib.crc32(name.encode())
+    cases = ex.cases(np.random.default_rng(seed))
+    if n_cases is not None:
+        cases = cases[:n_cases]
+    for i, case in enumerate(cases):
+        want = ex.reference(*case.args)
+        try:
+            with _time_limit(time_limit):
+                got = fn(*case.args)
+        except NotImplementedError:
+            return CheckResult(name, "not implemented", "not yet implemented: fill in the function and run this cell"
+                               " again.", 0, len(cases))
+        except _TimeLimit:
+            return CheckResult(name, "timeout", f"case {i + 1} ({case.description}) did not finish within "
+                               f"{time_limit:g} s: is there a loop that never ends?", i, len(cases))
+        except Exception as err:  # the student's code raised: report it, never a traceback from toy
+            return CheckResult(name, "error", f"case {i + 1} ({case.description}) raised "
+                               f"{type(err).__name__}: {err}", i, len(cases))
+        problem = _compare(ex, got, want)
+        if problem:
+            return CheckResult(name, "fail", f"case {i + 1} of {len(cases)}: for {case.description}, {problem}.",
+                               i, len(cases))
+    return CheckResult(name, "pass", f"all {len(cases)} hidden cases pass.", len(cases), len(cases))
+
+
+# -- the book's exercises ------------------------------------------------------------------------------------------
+def _random_setting(rng, length=None):
+    preset = str(rng.choice(sorted(PRESETS)))
+    temperature = float(np.round(10 ** rng.uniform(-1, 1), 3))
+    length = int(rng.integers(1, 5)) if length is None else length
+    return preset, temperature, length
+
+
+def _prefix_cases(rng, n=12, with_reward=True):
+    cases = []
+    for _ in range(n):
+        preset, temperature, length = _random_setting(rng)
+        policy = reference_policy(preset, temperature, length)
+        prompt = int(rng.choice(PROMPTS))
+        prefix = tuple(int(a) for a in rng.integers(0, VOCAB_SIZE, size=int(rng.integers(0, length + 1))))
+        name = str(rng.choice(sorted(REWARDS)))
+        args = (policy, REWARDS[name], prompt, prefix) if with_reward else (policy, prompt, prefix)
+        what = f"policy {policy!r}, reward {name}, " if with_reward else f"policy {policy!r}, "
+        cases.append(Case(args, f"{what}prompt {prompt}, prefix {prefix}"))
+    return cases
+
+
+def _value_cases(rng):
+    return _prefix_cases(rng)
+
+
+def _response_cases(rng, n=12):
+    cases = []
+    for _ in range(n):
+        preset, temperature, length = _random_setting(rng)
+        policy = reference_policy(preset, temperature, length)
+        prompt = int(rng.choice(PROMPTS))
+        response = tuple(int(a) for a in rng.integers(0, VOCAB_SIZE, size=length))
+        cases.append(Case((policy, prompt, response), f"policy {policy!r}, prompt {prompt}, response {response}"))
+    return cases
+
+
+def _advantage_cases(rng):
+    cases = []
+    for case in _response_cases(rng):
+        policy, prompt, response = case.args
+        name = str(rng.choice(sorted(REWARDS)))
+        cases.append(Case((policy, REWARDS[name], prompt, response), f"{case.description}, reward {name}"))
+    return cases
+
+
+def _kl_optimum_cases(rng):
+    cases = []
+    for _ in range(8):
+        preset, temperature, length = _random_setting(rng, length=int(rng.integers(1, 4)))
+        policy = reference_policy(preset, temperature, length)
+        prompt = int(rng.choice(PROMPTS))
+        beta = float(np.round(10 ** rng.uniform(-1.3, 1), 3))
+        name = str(rng.choice(sorted(REWARDS)))
+        cases.append(Case((policy, REWARDS[name], prompt, beta),
+                          f"policy {policy!r}, reward {name}, prompt {prompt}, β = {beta}"))
+    return cases
+
+
+register("4.1-value", "V(s) by backward induction", _value_cases, exact.value)
+register("4.1-response-probability", "π(y|x) as a product of token probabilities", _response_cases,
+         lambda policy, prompt, response: policy.prob(prompt, response))
+register("4.1-token-advantages", "per-token advantages from values", _advantage_cases, exact.token_advantages,
+         kind="array")
+register("4.2-kl-optimum", "the KL-regularised optimum over whole responses", _kl_optimum_cases,
+         lambda policy, reward, prompt, beta: kl.kl_regularised_optimum(policy, reward, beta).response_probs(prompt),
+         kind="array")
