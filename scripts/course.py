@@ -108,8 +108,10 @@ def run_one(notebook: Path, result: Path, cell_timeout: int) -> None:
             record = out.get("metadata", {}).get("toy_check")
             if record:
                 checks[record["exercise"]] = record
-            if out.get("output_type") == "error":
-                errors.append(f"{out.get('ename')}: {out.get('evalue')}"[:300])
+            if out.get("output_type") == "error" and out.get("ename") == "KeyboardInterrupt":
+                errors.append(f"A cell did not finish within {cell_timeout} s and was stopped")
+            elif out.get("output_type") == "error":
+                errors.append(f"A cell raised {out.get('ename')}: {out.get('evalue')}"[:300])
     result.write_text(json.dumps({"checks": checks, "errors": errors, "problem": problem}))
 
 
@@ -174,7 +176,7 @@ def grade(folder: Path, out: Path, timeout: int, cell_timeout: int, seed: int) -
                          "cases_passed": passed, "cases_total": total, "message": message})
             lines.append(f"- **{name}**: {status}. {message}")
         for err in outcome["errors"][:3]:
-            lines.append(f"- A cell raised {err}")
+            lines.append(f"- {err}.")
     csv_path = out / "grades.csv"
     with csv_path.open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=["student", "notebook", "exercise", "status", "cases_passed",

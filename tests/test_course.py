@@ -180,3 +180,4 @@ def test_grading_four_made_up_submissions(tmp_path):
         assert (out / "feedback" / f"{student}.md").exists()
     assert "kernel died" in (out / "feedback" / "crash.md").read_text()
     assert "not yet implemented" in (out / "feedback" / "partial.md").read_text()
+    assert "did not finish within 8 s" in (out / "feedback" / "loop.md").read_text()
