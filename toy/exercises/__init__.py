@@ -6,7 +6,7 @@ student's function does (not implemented, wrong type or shape, an exception, an 
 in words what happened, with the inputs, what was expected and what came back, and the notebook carries on.
 
 Each result is displayed as text, with a machine-readable record in the output's metadata (key ``toy_check``)
-that the grader reads.
+that the grader reads. The exercises themselves are registered by one module per section (``section41`` ...).
 """
 
 from __future__ import annotations
@@ -24,9 +24,7 @@ from html import escape
 
 import numpy as np
 
-from . import exact, kl
-from .policy import PRESETS, PROMPTS, VOCAB_SIZE, reference_policy
-from .rewards import REWARDS
+from ..policy import PRESETS
 
 CHECK_KEY = "toy_check"
 
@@ -179,70 +177,12 @@ def check(name: str, fn: Callable, n_cases: int | None = None, time_limit: float
     return CheckResult(name, "pass", f"all {len(cases)} hidden cases pass.", len(cases), len(cases))
 
 
-# -- the book's exercises ------------------------------------------------------------------------------------------
-def _random_setting(rng, length=None):
+def random_setting(rng: np.random.Generator, length: int | None = None) -> tuple[str, float, int]:
+    """A random (preset, temperature on 0.1..10, length 1..4) for drawing hidden cases."""
     preset = str(rng.choice(sorted(PRESETS)))
     temperature = float(np.round(10 ** rng.uniform(-1, 1), 3))
     length = int(rng.integers(1, 5)) if length is None else length
     return preset, temperature, length
 
 
-def _prefix_cases(rng, n=12, with_reward=True):
-    cases = []
-    for _ in range(n):
-        preset, temperature, length = _random_setting(rng)
-        policy = reference_policy(preset, temperature, length)
-        prompt = int(rng.choice(PROMPTS))
-        prefix = tuple(int(a) for a in rng.integers(0, VOCAB_SIZE, size=int(rng.integers(0, length + 1))))
-        name = str(rng.choice(sorted(REWARDS)))
-        args = (policy, REWARDS[name], prompt, prefix) if with_reward else (policy, prompt, prefix)
-        what = f"policy {policy!r}, reward {name}, " if with_reward else f"policy {policy!r}, "
-        cases.append(Case(args, f"{what}prompt {prompt}, prefix {prefix}"))
-    return cases
-
-
-def _value_cases(rng):
-    return _prefix_cases(rng)
-
-
-def _response_cases(rng, n=12):
-    cases = []
-    for _ in range(n):
-        preset, temperature, length = _random_setting(rng)
-        policy = reference_policy(preset, temperature, length)
-        prompt = int(rng.choice(PROMPTS))
-        response = tuple(int(a) for a in rng.integers(0, VOCAB_SIZE, size=length))
-        cases.append(Case((policy, prompt, response), f"policy {policy!r}, prompt {prompt}, response {response}"))
-    return cases
-
-
-def _advantage_cases(rng):
-    cases = []
-    for case in _response_cases(rng):
-        policy, prompt, response = case.args
-        name = str(rng.choice(sorted(REWARDS)))
-        cases.append(Case((policy, REWARDS[name], prompt, response), f"{case.description}, reward {name}"))
-    return cases
-
-
-def _kl_optimum_cases(rng):
-    cases = []
-    for _ in range(8):
-        preset, temperature, length = _random_setting(rng, length=int(rng.integers(1, 4)))
-        policy = reference_policy(preset, temperature, length)
-        prompt = int(rng.choice(PROMPTS))
-        beta = float(np.round(10 ** rng.uniform(-1.3, 1), 3))
-        name = str(rng.choice(sorted(REWARDS)))
-        cases.append(Case((policy, REWARDS[name], prompt, beta),
-                          f"policy {policy!r}, reward {name}, prompt {prompt}, β = {beta}"))
-    return cases
-
-
-register("4.1-value", "V(s) by backward induction", _value_cases, exact.value)
-register("4.1-response-probability", "π(y|x) as a product of token probabilities", _response_cases,
-         lambda policy, prompt, response: policy.prob(prompt, response))
-register("4.1-token-advantages", "per-token advantages from values", _advantage_cases, exact.token_advantages,
-         kind="array")
-register("4.2-kl-optimum", "the KL-regularised optimum over whole responses", _kl_optimum_cases,
-         lambda policy, reward, prompt, beta: kl.kl_regularised_optimum(policy, reward, beta).response_probs(prompt),
-         kind="array")
+from . import section41, section42  # noqa: E402, F401  (each registers its exercises)
