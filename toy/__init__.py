@@ -5,7 +5,32 @@ and advantage is computed exactly by enumerating the prefix tree (see ``toy.exac
 """
 
 # Modules are also reachable as toy.<module>; sections 4.2-4.5 add theirs to this line.
-from . import explorer, explorers, figures, kl, montecarlo, trust_region, critic
+from . import (
+    bootstrap,
+    clipping,
+    critic,
+    discount,
+    estimators,
+    exercises,
+    exploration,
+    explorer,
+    explorers,
+    fates,
+    figures,
+    gae,
+    imitation,
+    kl,
+    longrun,
+    montecarlo,
+    offpolicy,
+    ppo,
+    recipes,
+    resets,
+    reward_models,
+    sft,
+    train,
+    trust_region,
+)
 from .exact import (
     advantage_table,
     credit_by_position,
@@ -29,7 +54,9 @@ from .policy import (
 from .rewards import REWARDS, get_reward, reward_table
 
 __all__ = [
-    "explorer", "explorers", "figures", "kl", "montecarlo", "trust_region", "critic",
+    "exercises", "explorer", "explorers", "figures", "kl", "montecarlo", "trust_region", "critic",
+    "estimators", "gae", "imitation", "ppo", "recipes", "sft", "train",
+    "bootstrap", "clipping", "discount", "exploration", "fates", "longrun", "offpolicy", "resets", "reward_models",
     "EOS", "PRESETS", "PROMPTS", "RESPONSE_LENGTH", "REWARDS", "VOCAB_SIZE",
     "BigramPolicy", "Policy", "TabularPolicy",
     "advantage_table", "credit_by_position", "get_reward", "reference_policy", "reward_table",

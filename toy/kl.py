@@ -31,7 +31,7 @@ def response_kl(p: np.ndarray, q: np.ndarray) -> float:
 
 
 def sequence_kl(policy: Policy, reference: Policy, prompt) -> float:
-    """KL(π(·|x) ‖ π_ref(·|x)) over whole responses, by enumeration."""
+    """KL(π(· | x) ‖ π_ref(· | x)) over whole responses, by enumeration."""
     if policy.length != reference.length or policy.n_actions != reference.n_actions:
         raise ValueError("the two policies must have the same length and action set")
     return response_kl(policy.response_probs(prompt), reference.response_probs(prompt))

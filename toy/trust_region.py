@@ -1,7 +1,9 @@
 """The clipped surrogate objective of PPO, with DAPO's asymmetric "clip-higher" as an option.
 
-For a token with probability ratio ρ = π_θ(a|s) / π_old(a|s) and advantage A, PPO maximises
+For a token with probability ratio ρ = π_θ(a | s) / π_old(a | s) and advantage A, PPO maximises::
+
     min(ρ·A, clip(ρ, 1 − ε_low, 1 + ε_high)·A)
+
 with ε_low = ε_high = 0.2; DAPO raises ε_high to 0.28 so that rare tokens can grow.
 """
 

@@ -4,10 +4,18 @@
 (each control at every value it offers, extremes included) and the static view of each is what the book shows.
 """
 
+from .classical import EXPLORERS as SECTION_4_3
 from .credit import TEMPERATURES, credit_assignment
+from .critic_free import EXPLORERS as SECTION_4_5
+from .easy_hard import EXPLORERS as SECTION_4_2
+from .pipeline import EXPLORERS as SECTION_4_4
 
 __all__ = ["ALL", "TEMPERATURES", "credit_assignment"]
 
 ALL = {
     "credit_assignment": credit_assignment,
+    **SECTION_4_2,
+    **SECTION_4_3,
+    **SECTION_4_4,
+    **SECTION_4_5,
 }

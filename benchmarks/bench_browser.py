@@ -1,0 +1,170 @@
+"""Speed of the explorers in a real browser (headless Debian Chromium, driven by playwright). Prints its figures;
+asserts nothing.
+
+Targets (issue 3):
+* static explorer in the built book: redraw after a control change at most 30 ms median, measured in the page
+  (from the DOM event on the control to the figure redrawn by the page script: lookup + Plotly.react);
+* live explorer in JupyterLab: key press on the temperature slider to changed bars at most 250 ms median, measured
+  in the page (from the keydown event's timestamp to the first change of a drawn bar's SVG path).
+
+Run: .venv/bin/python benchmarks/bench_browser.py     (builds the book into a temporary folder first; set
+     TOY_BUILT_SITE=/path/to/_build/html to use an existing build)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the browser helpers live with the browser tests
+
+from tests.browser import conftest as bt  # noqa: E402
+
+PAGE = "chapters/04-the-llm-as-a-policy/4.1-formal-mapping"
+NOTEBOOK = ROOT / f"{PAGE}.ipynb"
+STATIC_CHANGES = 120
+LIVE_PRESSES = 20
+
+STATIC_JS = """async ([id, n]) => {
+    // Cycle through the explorer's controls, each to its next option, through the DOM (input/change events).
+    const api = window.toyExplorers[id];
+    const controls = api.spec.controls.map(c => [c, document.getElementById(id + '-' + c.name)]);
+    const tick = () => new Promise(r => queueMicrotask(r));
+    const rows = [];
+    for (let k = 0; k < n; k++) {
+        const [c, el] = controls[k % controls.length];
+        el.value = (Number(el.value) + 1) % c.labels.length;
+        const before = api.redraws();
+        const t0 = performance.now();
+        el.dispatchEvent(new Event(el.tagName === 'SELECT' ? 'change' : 'input', {bubbles: true}));
+        for (let i = 0; api.redraws() === before; i++) await (i < 1000 ? tick() : new Promise(r => setTimeout(r, 1)));
+        rows.push([c.name, performance.now() - t0, api.lastRedrawMs()]);
+        await new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)));  // let the frame paint
+    }
+    return rows;
+}"""
+
+ARM_JS = """label => {
+    // Resolve window.__changed with the time from the last keydown to the first change of the drawn bars.
+    const e = (LIVE_EXPLORER)(label);
+    const paths = () => [...e.gd.querySelectorAll('.bars .point path')].map(p => p.getAttribute('d')).join('|');
+    const before = paths();
+    window.__changed = new Promise(resolve => {
+        const obs = new MutationObserver(() => {
+            if (paths() !== before) { obs.disconnect(); resolve(performance.now() - window.__keyAt); }
+        });
+        obs.observe(e.gd, {subtree: true, childList: true, attributes: true, attributeFilter: ['d']});
+    });
+    if (!window.__keyWatch) {
+        window.__keyWatch = true;
+        document.addEventListener('keydown', ev => { window.__keyAt = ev.timeStamp; }, true);
+    }
+}""".replace("LIVE_EXPLORER", bt.LIVE_EXPLORER_JS)
+
+
+def summary(times) -> str:
+    times = sorted(times)
+    p90 = times[min(len(times) - 1, int(0.9 * len(times)))]
+    median = statistics.median(times)
+    return f"median {median:6.1f} ms   p90 {p90:6.1f} ms   max {times[-1]:6.1f} ms   (n = {len(times)})"
+
+
+@contextlib.contextmanager
+def built_site():
+    reuse = os.environ.get("TOY_BUILT_SITE")
+    if reuse:
+        yield Path(reuse)
+        return
+    out = Path(tempfile.mkdtemp(prefix="bench-browser-"))
+    try:
+        print("building the book (set TOY_BUILT_SITE to reuse a build)...", flush=True)
+        subprocess.run([str(Path(sys.executable).with_name("jupyter-book")), "build", str(ROOT), "--path-output",
+                        str(out)], check=True, capture_output=True)
+        yield out / "_build" / "html"
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def serve(folder: Path):
+    handler = functools.partial(bt_quiet_handler(), directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+
+
+def bt_quiet_handler():
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    return Quiet
+
+
+def bench_static(browser, site_url: str) -> None:
+    page, log = bt.open_book_page(browser, bt.page_url(site_url, PAGE))
+    try:
+        for eid in bt.explorer_ids(page):
+            title = page.evaluate("id => window.toyExplorers[id].spec.title", eid)
+            rows = page.evaluate(STATIC_JS, [eid, STATIC_CHANGES])[len(bt.explorer_spec(page, eid)["controls"]):]
+            print(f"static explorer, {title[:60]!r} (headless Chromium, in the page):")
+            print(f"  control change -> figure redrawn:   {summary([r[1] for r in rows])}   target <= 30 ms")
+            print(f"  of which lookup + Plotly.react:     {summary([r[2] for r in rows])}")
+            temperature = [r[1] for r in rows if r[0] == "temperature"]
+            if temperature:
+                print(f"  temperature slider alone:           {summary(temperature)}")
+    finally:
+        bt.close(page)
+    if log.problems():
+        print("  page problems:", log.problems())
+
+
+def bench_live(browser) -> None:
+    label = "Temperature τ"
+    with tempfile.TemporaryDirectory(prefix="bench-lab-") as tmp:
+        shutil.copy(NOTEBOOK, Path(tmp) / "section.ipynb")
+        with bt.jupyterlab(Path(tmp), Path(tmp) / "lab.log") as url:
+            page, _ = bt.open_lab_notebook(browser, url, "section.ipynb")
+            try:
+                bt.wait_live_explorer(page, label)
+                page.wait_for_timeout(1000)  # the rest of the notebook finishes running
+                bt.focus_live_slider(page, label)
+                times = []
+                for k in range(LIVE_PRESSES):
+                    page.evaluate(ARM_JS, label)
+                    page.keyboard.press("ArrowRight" if k % 2 == 0 else "ArrowLeft")
+                    times.append(page.evaluate("window.__changed"))
+                    page.wait_for_timeout(150)  # let the batch update and the kernel settle before the next press
+            finally:
+                bt.close(page)
+    print("live explorer in JupyterLab, Figure 4.1 (headless Chromium, in the page):")
+    print(f"  temperature key press -> bars changed: {summary(times)}   target <= 250 ms")
+
+
+def main() -> None:
+    from playwright.sync_api import sync_playwright
+
+    with built_site() as site, serve(site) as site_url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=bt.CHROMIUM, args=bt.CHROMIUM_FLAGS)
+        try:
+            bench_static(browser, site_url)
+            bench_live(browser)
+        finally:
+            browser.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+"""Every page of the built book in headless Chromium: offline, no errors, every figure and formula rendered,
+light enough, and the ways to run it (notebook download, Binder and Colab) in place.
+
+Classification of what counts as an error of the book's own (decided deliberately, see README): every page error
+(uncaught exception), every console error, every failed or 4xx/5xx request, and every request to a host other than
+127.0.0.1 fails the test; there is no allow-list. Console warnings are written to test-artifacts/ only.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.slow
+
+PAGE_BUDGET = 2_000_000  # bytes: the HTML and everything it loads, except the shared plotly.min.js
+SHARED = ("/_static/plotly.min.js",)
+
+
+def test_page_loads_offline_with_no_errors_and_renders(bt, browser, site_url, book_doc):
+    page, log = bt.open_book_page(browser, bt.page_url(site_url, book_doc), scroll=True)
+    try:
+        report = page.evaluate("""() => {
+            const figures = [...document.querySelectorAll('.js-plotly-plot')].map(gd => ({
+                traces: gd._fullData.filter(t => t.visible === true).length,
+                drawn: gd.querySelectorAll('.main-svg g.trace, .main-svg g.hm, .main-svg g.table')
+                    .length,
+                barTraces: gd._fullData.filter(t => t.visible === true && t.type === 'bar').length,
+                bars: gd.querySelectorAll('.bars .point path').length,
+            }));
+            const math = [...document.querySelectorAll('span.math, div.math')];
+            return {
+                figures,
+                explorers: document.querySelectorAll('.toy-explorer').length,
+                ready: document.querySelectorAll('.toy-explorer[data-ready="true"]').length,
+                brokenExplorers: [...document.querySelectorAll('.toy-explorer-figure')]
+                    .filter(d => /could not start|did not load/.test(d.textContent)).length,
+                math: math.length,
+                typeset: math.filter(m => m.querySelector('mjx-container')).length,
+                mathErrors: document.querySelectorAll('mjx-merror').length,
+                title: document.querySelector('main h1') ? document.querySelector('main h1').textContent : '',
+            };
+        }""")
+        bt.save_artifact(f"console-warnings-{bt.slug(book_doc)}.txt", "\n".join(log.console_warnings))
+    finally:
+        bt.close(page)
+    assert log.requests, "the page made no requests at all"
+    assert log.problems() == [], f"{book_doc}: " + "\n".join(log.problems())
+    assert report["title"].strip(), f"{book_doc} has no title"
+    for k, fig in enumerate(report["figures"]):
+        assert fig["traces"] >= 1 and fig["drawn"] >= fig["traces"], f"{book_doc}: figure {k} drew nothing: {fig}"
+        if fig["barTraces"]:
+            assert fig["bars"] > 0, f"{book_doc}: figure {k} has bar traces but no drawn bars"
+    assert report["ready"] == report["explorers"], f"{book_doc}: explorers never became ready: {report}"
+    assert report["brokenExplorers"] == 0
+    assert report["typeset"] == report["math"], f"{book_doc}: {report['math'] - report['typeset']} formulas untypeset"
+    assert report["mathErrors"] == 0, f"{book_doc}: MathJax reported {report['mathErrors']} TeX errors"
+
+
+def test_the_book_has_explorers_and_math(bt, browser, site_url):
+    """The generic checks above are not vacuous: Figure 4.1's explorer and the chapter's math are on the site."""
+    page, log = bt.open_book_page(browser, bt.page_url(site_url, "chapters/04-the-llm-as-a-policy/4.1-formal-mapping"))
+    try:
+        titles = page.evaluate("() => Object.values(window.toyExplorers).map(a => a.spec.title)")
+        formulas = page.evaluate("() => document.querySelectorAll('mjx-container').length")
+    finally:
+        bt.close(page)
+    assert any(t.startswith("Figure 4.1") for t in titles), titles
+    assert formulas >= 10
+
+
+def test_page_offers_its_notebook_and_launch_buttons(bt, browser, site_url, book_doc):
+    """Download the page's source (the .ipynb as stored: no outputs); Binder and Colab links to the repository;
+    no Thebe."""
+    config = yaml.safe_load((bt.ROOT / "_config.yml").read_text())
+    repo = config["repository"]["url"].removeprefix("https://github.com/").rstrip("/")
+    branch = config["repository"]["branch"]
+    notebook = bt.ROOT / f"{book_doc}.ipynb"
+    page, log = bt.open_book_page(browser, bt.page_url(site_url, book_doc))
+    try:
+        links = page.evaluate("""() => ({
+            download: [...document.querySelectorAll('a.btn-download-source-button')].map(a => a.href),
+            launch: [...document.querySelectorAll('.dropdown-launch-buttons a')].map(a => a.href),
+            thebe: document.querySelectorAll('.thebe-launch-button, script[type="text/x-thebe-config"]').length
+                + [...document.scripts].filter(s => /thebe/i.test(s.src + s.textContent)).length,
+        })""")
+        assert len(links["download"]) == 1, links
+        source = page.evaluate("async url => { const r = await fetch(url); return [r.status, await r.text()]; }",
+                               links["download"][0])
+    finally:
+        bt.close(page)
+    assert source[0] == 200, f"the download button's {links['download'][0]} answered {source[0]}"
+    assert links["thebe"] == 0, "Thebe is off: no Thebe button, config or script may be on the page"
+    if notebook.exists():
+        assert links["download"][0].endswith(f"{book_doc}.ipynb")
+        downloaded = json.loads(source[1])
+        assert downloaded == json.loads(notebook.read_text()), "the downloaded notebook differs from the repository's"
+        assert all(not c.get("outputs") for c in downloaded["cells"] if c["cell_type"] == "code")
+        assert sorted(links["launch"]) == sorted([
+            f"https://colab.research.google.com/github/{repo}/blob/{branch}/{book_doc}.ipynb",
+            f"https://mybinder.org/v2/gh/{repo}/{branch}?urlpath=lab/tree/{book_doc}.ipynb",
+        ]), links["launch"]
+    else:
+        assert links["launch"] == [], "launch buttons belong on notebook pages only"
+
+
+def test_chapter_page_weight(bt, browser, site_url, chapter_doc):
+    """The HTML and everything it loads (scrolled through, so late fonts count), except the shared plotly.min.js."""
+    page, log = bt.open_book_page(browser, bt.page_url(site_url, chapter_doc), scroll=True)
+    bt.close(page)
+    assert log.problems() == []
+    own = [(url, size) for url, size in log.loaded if not url.split("?")[0].endswith(SHARED)]
+    total = sum(size for _, size in own)
+    lines = [f"{size:>10,} {url}" for url, size in sorted(own, key=lambda x: -x[1])]
+    bt.save_artifact(f"weight-{bt.slug(chapter_doc)}.txt", f"{total:,} bytes\n" + "\n".join(lines))
+    assert any(url.endswith(f"{chapter_doc}.html") for url, _ in own)
+    assert total <= PAGE_BUDGET, f"{chapter_doc} weighs {total:,} bytes (budget {PAGE_BUDGET:,}):\n" + "\n".join(
+        lines[:12])

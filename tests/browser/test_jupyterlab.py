@@ -1,0 +1,60 @@
+"""Issue 2's real-browser test: section 4.1 run in JupyterLab, Figure 4.1 live.
+
+JupyterLab is started on 127.0.0.1 (headless, no token) over a temporary folder holding a copy of the 4.1
+notebook, with TOY_EXPLORER_VIEW unset so the explorer shows its live ipywidgets + FigureWidget view. Chromium
+(driven by playwright) runs every cell, moves the temperature slider (an ipywidgets SelectionSlider) with the
+keyboard, and the FigureWidget's drawn bars change, to the values toy computes at the new temperature.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.slow
+
+NOTEBOOK = "chapters/04-the-llm-as-a-policy/4.1-formal-mapping.ipynb"
+SLIDER = "Temperature τ"
+
+
+def test_figure_4_1_is_live_in_jupyterlab(bt, browser, tmp_path):
+    from toy.explorers import TEMPERATURES
+
+    shutil.copy(bt.ROOT / NOTEBOOK, tmp_path / "section.ipynb")
+    with bt.jupyterlab(tmp_path, bt.ARTIFACTS / "jupyterlab.log") as url:
+        page, log = bt.open_lab_notebook(browser, url, "section.ipynb")
+        try:
+            bt.wait_live_explorer(page, SLIDER)
+            static_views = page.evaluate("() => document.querySelectorAll('.toy-explorer').length")
+            start = bt.live_bars(page, SLIDER)
+            bt.focus_live_slider(page, SLIDER)
+            page.keyboard.press("ArrowRight")
+            page.wait_for_function(
+                "([label, before]) => { const e = (" + bt.LIVE_EXPLORER_JS + ")(label);"
+                " return [...e.gd.querySelectorAll('.bars .point path')].map(p => p.getAttribute('d')).join('|')"
+                " !== before; }", arg=[SLIDER, "|".join(start["paths"])], timeout=20_000)
+            page.wait_for_timeout(300)  # the batch update draws all four traces; let it finish
+            moved = bt.live_bars(page, SLIDER)
+            page.keyboard.press("ArrowLeft")
+            page.wait_for_function(
+                "([label, before]) => { const e = (" + bt.LIVE_EXPLORER_JS + ")(label);"
+                " return e.slider.querySelector('.widget-readout').textContent === before; }",
+                arg=[SLIDER, start["readout"]], timeout=20_000)
+            page.locator(".jp-OutputArea-output .widget-vbox").first.screenshot(
+                path=str(bt.ARTIFACTS / "jupyterlab-figure-4-1.png"))
+        finally:
+            bt.close(page)
+
+    assert static_views == 0, "JupyterLab must show the live widget, not the static view"
+    assert len(start["paths"]) == len(moved["paths"]) > 0
+    assert moved["paths"] != start["paths"], "the bars did not change"
+    default = TEMPERATURES.index(1.0)
+    assert start["readout"] == "1" and moved["readout"] == f"{TEMPERATURES[default + 1]:.3g}", (start, moved)
+    # The redrawn bars are toy's numbers at the new temperature (the notebook shows prompt 2's Figure 4.1).
+    explorer = bt.build_explorer("credit_assignment", '{"prompt": 2}')
+    for when, temperature in [(start, 1.0), (moved, TEMPERATURES[default + 1])]:
+        fig = explorer.figure_for(temperature=temperature)
+        for k, trace in enumerate(fig.data):
+            assert np.max(np.abs(np.asarray(when["y"][k]) - np.asarray(trace.y, dtype=float))) <= 1e-9, (k, when)

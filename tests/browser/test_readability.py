@@ -1,0 +1,181 @@
+"""Readable by everyone: explorers and figures fit a 400 px wide phone screen, controls have labels, figures
+have titles and axis titles, and series differ by more than colour. Checked on every chapter page, for every
+explorer and every plotly figure, in headless Chromium."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+NARROW = 400
+
+# Overflow of a 400 px page: the document, each explorer and its parts, and every text drawn in any figure.
+OVERFLOW_JS = """() => {
+    const W = window.innerWidth, problems = [];
+    const out = (r, a = 0, b = W) => r.width > 0 && (r.left < a - 1 || r.right > b + 1);
+    const name = el => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.className && el.className.baseVal
+        === undefined ? '.' + String(el.className).split(' ')[0] : '');
+    if (document.documentElement.scrollWidth > W) problems.push('page scrolls sideways: scrollWidth '
+        + document.documentElement.scrollWidth + ' > ' + W);
+    document.querySelectorAll('.toy-explorer').forEach(root => {
+        root.querySelectorAll('*').forEach(el => {
+            if (el.closest('svg') && el.tagName.toLowerCase() !== 'svg') return;
+            const r = el.getBoundingClientRect();
+            if (out(r)) problems.push(root.id + ': ' + name(el) + ' spans ' + r.left + '..' + r.right);
+        });
+    });
+    document.querySelectorAll('.js-plotly-plot').forEach((gd, k) => {
+        const box = gd.getBoundingClientRect();
+        if (out(box)) problems.push('figure ' + k + ' spans ' + box.left + '..' + box.right);
+        gd.querySelectorAll('svg.main-svg').forEach(svg => {
+            if (svg.getBoundingClientRect().width > box.width + 1) problems.push('figure ' + k + ' svg is wider');
+        });
+        gd.querySelectorAll('svg text').forEach(t => {
+            const r = t.getBoundingClientRect();
+            if (t.textContent.trim() && out(r, box.left, box.right))
+                problems.push('figure ' + k + ' text "' + t.textContent.slice(0, 40) + '" spans ' + Math.round(
+                    r.left - box.left) + '..' + Math.round(r.right - box.left) + ' of ' + Math.round(box.width));
+        });
+    });
+    return problems;
+}"""
+
+
+def overflow(page) -> list[str]:
+    try:
+        page.wait_for_function(f"() => ({OVERFLOW_JS})().length === 0", timeout=5_000)
+    except Exception:  # noqa: BLE001 - report what still overflows
+        pass
+    return page.evaluate(OVERFLOW_JS)
+
+
+def test_explorers_and_figures_fit_a_400px_screen(bt, browser, site_url, chapter_doc):
+    page, log = bt.open_book_page(browser, bt.page_url(site_url, chapter_doc), width=NARROW, height=900)
+    try:
+        assert page.evaluate("innerWidth") == NARROW
+        problems = overflow(page)
+        ids = bt.explorer_ids(page)
+        bt.ARTIFACTS.mkdir(exist_ok=True)
+        for eid in ids:
+            page.locator(f"#{eid}").screenshot(path=str(bt.ARTIFACTS / f"narrow-{bt.slug(chapter_doc)}-{eid}.png"))
+        narrow_lines = page.evaluate(TITLE_LINES_JS)
+        # A reader who turns the phone (or widens a window): wide, then narrow again, still fits, and titles
+        # broken into lines for the narrow screen take fewer lines when there is room.
+        page.set_viewport_size({"width": 1280, "height": 900})
+        problems += [f"at 1280 px: {p}" for p in overflow(page)]
+        try:
+            page.wait_for_function(f"([n]) => ({TITLE_LINES_JS})().reduce((a, b) => a + b, 0) < n",
+                                   arg=[sum(narrow_lines)], timeout=5_000)
+        except Exception:  # noqa: BLE001 - reported below
+            pass
+        wide_lines = page.evaluate(TITLE_LINES_JS)
+        page.set_viewport_size({"width": NARROW, "height": 900})
+        problems += [f"back at {NARROW} px: {p}" for p in overflow(page)]
+    finally:
+        bt.close(page)
+    assert log.problems() == []
+    assert problems == [], f"{chapter_doc} at {NARROW} px:\n" + "\n".join(problems)
+    assert all(w <= n for w, n in zip(wide_lines, narrow_lines, strict=True)), (wide_lines, narrow_lines)
+    if sum(narrow_lines) > len(narrow_lines):
+        assert sum(wide_lines) < sum(narrow_lines), f"titles stay broken at 1280 px: {wide_lines} lines"
+
+
+TITLE_LINES_JS = """() => [...document.querySelectorAll('.js-plotly-plot')]
+    .map(gd => String(gd._fullLayout.title.text || '').split('<br>').length)"""
+
+A11Y_JS = r"""() => {
+    const problems = [];
+    const placeholder = s => !s || /^Click to enter/.test(s);
+    const labelOf = el => {
+        if (el.getAttribute('aria-label')) return el.getAttribute('aria-label');
+        if (el.getAttribute('aria-labelledby'))
+            return el.getAttribute('aria-labelledby').split(' ').map(id => document.getElementById(id))
+                .filter(Boolean).map(e => e.textContent).join(' ');
+        const viaFor = el.id && document.querySelector('label[for="' + CSS.escape(el.id) + '"]');
+        if (viaFor) return viaFor.textContent;
+        if (el.closest('label')) return el.closest('label').textContent;
+        return el.tagName === 'BUTTON' ? el.textContent : '';
+    };
+    const controls = document.querySelectorAll(
+        '.toy-explorer select, .toy-explorer input, .toy-explorer button, '
+        + '.cell_output select, .cell_output input, .cell_output button');
+    controls.forEach(el => {
+        if (!labelOf(el).trim()) problems.push('control without a label: ' + el.outerHTML.slice(0, 80));
+    });
+    const figures = [...document.querySelectorAll('.js-plotly-plot')];
+    figures.forEach((gd, k) => {
+        const fl = gd._fullLayout;
+        const id = 'figure ' + k + ' (' + (fl.title.text || 'untitled') + ')';
+        if (placeholder(fl.title.text)) problems.push(id + ' has no title');
+        // Axis titles: every group of visible axes that share a domain (panels stacked on one x axis, or side by
+        // side on one y axis) names its quantity at least once.
+        ['x', 'y'].forEach(letter => {
+            const groups = {};
+            (fl._subplots[letter + 'axis'] || []).forEach(axId => {
+                const ax = fl[letter + 'axis' + axId.slice(1)];
+                if (!ax || ax.visible === false) return;
+                const key = ax.domain.map(v => v.toFixed(3)).join('-');
+                groups[key] = groups[key] || [];
+                groups[key].push(placeholder(ax.title && ax.title.text) ? '' : ax.title.text);
+            });
+            Object.entries(groups).forEach(([key, titles]) => {
+                if (!titles.some(Boolean)) problems.push(id + ': ' + letter + ' axes at ' + key + ' have no title');
+            });
+        });
+        // Series in one panel differ by more than colour: pattern (bars), dash, width or marker symbol (lines,
+        // points), fill. A series is a legend group (or the traces sharing a name): a band drawn with its line
+        // is told apart by the line.
+        const panels = {};
+        gd._fullData.filter(t => t.visible === true).forEach(t => {
+            const panel = (t.xaxis || '') + (t.yaxis || '') + (t.subplot || '')
+                + (t.domain ? JSON.stringify(t.domain) : '');
+            const m = t.marker || {}, line = t.line || {}, mode = t.mode || '';
+            let look;
+            if (t.type === 'bar' || t.type === 'histogram') look = 'bar:' + ((m.pattern && m.pattern.shape) || 'solid');
+            else if (t.type === 'scatter' || t.type === 'scattergl')
+                look = t.type + ':' + mode + ':' + (mode.includes('lines') ? line.dash + '/' + line.width : '') + ':'
+                    + (mode.includes('markers') ? m.symbol : '') + ':' + (t.fill || '');
+            else look = t.type;
+            const series = (panels[panel] = panels[panel] || {});
+            const key = t.legendgroup || t.name || ('trace ' + t.index);
+            (series[key] = series[key] || new Set()).add(look);
+        });
+        Object.values(panels).forEach(series => {
+            const seen = {};
+            Object.entries(series).forEach(([name, looks]) => {
+                const look = [...looks].sort().join(' + ');
+                if (seen[look] !== undefined)
+                    problems.push(id + ': "' + seen[look] + '" and "' + name + '" differ only by colour ('
+                        + look + ')');
+                else seen[look] = name;
+            });
+        });
+    });
+    return {problems, controls: controls.length, figures: figures.length};
+}"""
+
+
+def test_controls_labelled_figures_titled_series_distinguishable(bt, browser, site_url, chapter_doc):
+    page, log = bt.open_book_page(browser, bt.page_url(site_url, chapter_doc))
+    try:
+        report = page.evaluate(A11Y_JS)
+        explorers = len(bt.explorer_ids(page))
+    finally:
+        bt.close(page)
+    assert log.problems() == []
+    assert report["problems"] == [], f"{chapter_doc}:\n" + "\n".join(report["problems"])
+    if explorers:
+        assert report["controls"] >= explorers and report["figures"] >= explorers, report
+
+
+def test_figure_4_1_series_differ_by_pattern(bt, browser, site_url):
+    """The rule above really applies to Figure 4.1: exact bars solid, sequence-level bars hatched, in both panels."""
+    page, log = bt.open_book_page(browser, bt.page_url(site_url, "chapters/04-the-llm-as-a-policy/4.1-formal-mapping"))
+    try:
+        looks = page.evaluate("""() => Object.values(window.toyExplorers)
+            .filter(a => a.spec.title.startsWith('Figure 4.1'))
+            .map(a => a.figure._fullData.map(t => [t.yaxis, (t.marker.pattern && t.marker.pattern.shape) || '']))""")
+    finally:
+        bt.close(page)
+    assert looks == [[["y", ""], ["y", "/"], ["y2", ""], ["y2", "/"]]]

@@ -1,0 +1,66 @@
+"""toy.discount against brute force: every EOS-padded episode enumerated and tilted by hand."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import toy
+from toy.discount import DiscountedReward, discounted_optimum, mean_length
+
+
+def episodes(policy, x):
+    """Every finished episode (EOS-padded), with its probability under the policy and its digits."""
+    L = policy.length
+    for y in itertools.product(range(6), repeat=L):
+        if toy.EOS in y and any(t != toy.EOS for t in y[y.index(toy.EOS):]):
+            continue
+        yield y, policy.prob(x, y), toy.strip_eos(y)
+
+
+def test_steps_count_the_eos_action():
+    d = DiscountedReward("sum_to_target", 0.5, 4)
+    assert [d.steps(r) for r in [(), (1,), (1, 2), (1, 2, 3), (1, 2, 3, 4)]] == [1, 2, 3, 4, 4]
+    assert d(2, (2,)) == 0.5 and d(2, ()) == 0.0 and d(0, ()) == 1.0 and d(2, (1, 1, 0, 0)) == 0.125
+
+
+@pytest.mark.parametrize("reward", ["sum_to_target", "count_target"])
+@pytest.mark.parametrize("gamma,beta", [(1.0, 0.3), (0.9, 0.1), (0.5, 1.0)])
+def test_discounted_optimum_is_the_tilted_distribution(reward, gamma, beta):
+    ref = toy.reference_policy(eos=True)
+    pi = discounted_optimum(ref, reward, gamma, beta)
+    fn = toy.REWARDS[reward]
+    for x in (0, 2):
+        eps = list(episodes(ref, x))
+        w = [p * math.exp(gamma ** (min(len(d) + 1, 4) - 1) * fn(x, d) / beta) for _, p, d in eps]
+        z = sum(w)
+        for (y, _, _), wi in zip(eps, w, strict=True):
+            assert pi.prob(x, y) == pytest.approx(wi / z, rel=1e-9, abs=1e-15)
+
+
+def test_gamma_one_is_the_plain_kl_optimum():
+    ref = toy.reference_policy(eos=True)
+    a = discounted_optimum(ref, "sum_to_target", 1.0, 0.2).response_probs(1)
+    b = toy.kl.kl_regularised_optimum(ref, "sum_to_target", 0.2).response_probs(1)
+    np.testing.assert_allclose(a, b, atol=1e-14)
+
+
+def test_mean_length_matches_enumeration_and_discounting_shortens_the_optimum():
+    ref = toy.reference_policy(eos=True)
+    want = sum(p * len(d) for _, p, d in episodes(ref, 2))
+    assert mean_length(ref, 2) == pytest.approx(want)
+    lengths = [mean_length(discounted_optimum(ref, "sum_to_target", g, 0.1), 0) for g in (1.0, 0.9, 0.7, 0.5)]
+    assert lengths[0] > lengths[1] > lengths[2] > lengths[3]
+    assert lengths[3] < 0.5  # prompt 0: the empty response already sums to 0, and it ends at the first step
+
+
+@pytest.mark.parametrize("call", [
+    lambda: DiscountedReward("sum_to_target", 1.5, 4),
+    lambda: DiscountedReward("nope", 0.9, 4),
+    lambda: discounted_optimum(toy.reference_policy(), "sum_to_target", 0.9, 0.1),
+    lambda: discounted_optimum(toy.reference_policy(eos=True), "sum_to_target", 0.9, 0.0),
+])
+def test_bad_input_raises_value_error(call):
+    with pytest.raises(ValueError):
+        call()

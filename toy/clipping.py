@@ -1,0 +1,117 @@
+"""How PPO's clip lets a token's probability move, for rare and common tokens, and DAPO's clip-higher.
+
+One state, K tokens, π = softmax(z). A PPO update starts at π_old and takes gradient-ascent steps on the
+clipped surrogate (``toy.trust_region``), for samples a_i ~ π_old with advantages A_i::
+
+    L(z) = (1/G) Σ_i min(ρ_i A_i, clip(ρ_i, 1 − ε_low, 1 + ε_high) A_i),     ρ_i = π_z(a_i) / π_old(a_i)
+    ∇_z L = (1/G) Σ_i mask_i A_i ρ_i (e_{a_i} − π_z)                         (mask: clipped_gradient_mask)
+
+Once a token's ratio leaves the clip range in the direction its advantage pushes, its own term stops pulling:
+a token with probability p and a positive advantage can rise to about (1 + ε_high)·p in one update. For a
+rare token that is a tiny absolute step (0.01 → 0.012 with ε_high = 0.2), for a common one hardly a limit at all
+(0.9 could go to 1.08). DAPO's clip-higher raises ε_high to 0.28 so that rare tokens can grow faster.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from . import checks
+from .policy import softmax
+from .trust_region import clipped_gradient_mask
+
+
+def _entropy(p: np.ndarray) -> float:
+    nz = p[p > 0]
+    return float(-(nz * np.log(nz)).sum())
+
+
+def ppo_update(p_old, actions, advantages, eps_low: float = 0.2, eps_high: float = 0.2, epochs: int = 50,
+               lr: float = 1.0) -> np.ndarray:
+    """π after ``epochs`` full-batch gradient-ascent steps on the clipped surrogate from π_old: shape (K,).
+
+    ``actions`` are sampled token ids, ``advantages`` their advantages (same length).
+    """
+    p_old = np.asarray(p_old, dtype=float)
+    if p_old.ndim != 1 or np.any(p_old <= 0) or not np.isclose(p_old.sum(), 1.0):
+        raise ValueError("p_old must be a probability vector with every entry > 0")
+    actions = np.asarray(actions, dtype=int)
+    A = np.asarray(advantages, dtype=float)
+    if actions.shape != A.shape or actions.ndim != 1 or np.any((actions < 0) | (actions >= p_old.size)):
+        raise ValueError("actions must be token ids in range(K), one per advantage")
+    epochs = checks.positive_int("epochs", epochs, low=0)
+    lr = checks.positive_finite("lr", lr)
+    z, G = np.log(p_old), max(len(actions), 1)
+    for _ in range(epochs):
+        p = softmax(z)
+        rho = p[actions] / p_old[actions]
+        mask = clipped_gradient_mask(rho, A, eps_low, eps_high)
+        c = np.bincount(actions, weights=mask * A * rho, minlength=p_old.size) / G
+        z = z + lr * (c - p * c.sum())
+    return softmax(z)
+
+
+def one_token_reach(p_old: float, advantage: float, eps_low: float = 0.2, eps_high: float = 0.2,
+                    budget: float = 20.0) -> float:
+    """The probability a token reaches in one PPO update whose batch is that token alone, with the given advantage
+    (a two-token world: the token, and everything else), following the surrogate's gradient until its clip stops it.
+
+    Gradient ascent with step halving: a step that would carry the ratio out of the clip range is retried at half
+    the size, so the update ends on the boundary, p_old·(1 + ε_high) for A > 0 or p_old·(1 − ε_low) for A < 0,
+    unless the total step ``budget`` (the sum of step sizes, like epochs × learning rate) runs out first, as it
+    does for a common token whose ratio can never reach 1 + ε_high.
+    """
+    p_old = checks.in_range("p_old", p_old, 1e-12, 1 - 1e-12)
+    budget = checks.positive_finite("budget", budget)
+    A = np.array([float(advantage)])
+    old = np.array([p_old, 1 - p_old])
+    z, lr, used = np.log(old), 0.05, 0.0
+    while used < budget and lr > 1e-9:
+        p = softmax(z)
+        rho = p[:1] / old[:1]
+        if clipped_gradient_mask(rho, A, eps_low, eps_high)[0] == 0:
+            break
+        step = min(lr, budget - used)
+        trial = z + step * A[0] * rho[0] * (np.eye(2)[0] - p)  # ∇ of ρ·A with respect to the logits
+        if clipped_gradient_mask(softmax(trial)[:1] / old[:1], A, eps_low, eps_high)[0] == 0:
+            lr /= 2  # this step would leave the clip range: take a smaller one
+            continue
+        z, used = trial, used + step
+    return float(softmax(z)[0])
+
+
+class Training(NamedTuple):
+    """Mean over seeds of sampled PPO training on one state: π and its entropy after each update."""
+
+    probs: np.ndarray  # (updates + 1, K)
+    entropy: np.ndarray  # (updates + 1,)
+
+
+def train(p0, rewards, eps_low: float = 0.2, eps_high: float = 0.2, updates: int = 30, group: int = 16,
+          epochs: int = 4, lr: float = 5.0, seeds: int = 20) -> Training:
+    """PPO with group-normalised advantages on one state: each update samples ``group`` tokens from π_old,
+    sets A_i = (r_i − mean r)/(std r) (zero when all rewards are equal), and runs ``ppo_update``. Seeds 0..seeds−1."""
+    p0 = np.asarray(p0, dtype=float)
+    r = np.asarray(rewards, dtype=float)
+    if r.shape != p0.shape:
+        raise ValueError("rewards must give one reward per token")
+    updates = checks.positive_int("updates", updates, low=0)
+    group = checks.positive_int("group", group, low=2)
+    seeds = checks.positive_int("seeds", seeds, low=1)
+    probs = np.zeros((updates + 1, p0.size))
+    entropy = np.zeros(updates + 1)
+    for seed in range(seeds):
+        rng = np.random.default_rng(seed)
+        p = p0 / p0.sum()
+        for n in range(updates + 1):
+            probs[n] += p / seeds
+            entropy[n] += _entropy(p) / seeds
+            if n == updates:
+                break
+            a = rng.choice(p.size, group, p=p)
+            sd = r[a].std()
+            A = (r[a] - r[a].mean()) / sd if sd > 0 else np.zeros(group)
+            p = ppo_update(np.maximum(p, 1e-300) / np.maximum(p, 1e-300).sum(), a, A, eps_low, eps_high, epochs, lr)
+    return Training(probs, entropy)

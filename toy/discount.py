@@ -1,0 +1,55 @@
+"""The discount γ on a problem with an end-of-sequence token: why LLM post-training keeps γ = 1.
+
+With a terminal reward r(x, y) that arrives at the last step of an episode of T actions (the digits, plus the EOS
+when the response ends early), the discounted return from the prompt is γ^(T−1)·r(x, y). With γ < 1 two responses
+that the reward scores equally are no longer equal: the shorter one is worth more. The policy that maximises
+E[γ^(T−1) r] − β·KL(π ‖ π_ref) is π*(y) ∝ π_ref(y) exp(γ^(T−1) r(x, y)/β) (``toy.kl.kl_regularised_optimum``
+with the discounted return as its reward), so the bias toward short answers can be computed exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import checks
+from .kl import kl_regularised_optimum
+from .policy import Policy, TabularPolicy
+from .rewards import get_reward, reward_name
+
+
+class DiscountedReward:
+    """γ^(T−1)·r(x, y) with T = min(len(y) + 1, length): the number of actions of the episode (EOS included)."""
+
+    def __init__(self, reward, gamma: float, length: int):
+        self.reward = get_reward(reward)
+        self.gamma = checks.in_range("gamma", gamma, 0.0, 1.0)
+        self.length = checks.positive_int("length", length, low=1)
+        self.__name__ = f"{reward_name(reward)} discounted by {self.gamma:g}"
+
+    def steps(self, response) -> int:
+        """T, the number of actions in the episode whose digits are ``response`` (EOS already removed)."""
+        return min(len(response) + 1, self.length)
+
+    def __call__(self, prompt, response) -> float:
+        return self.gamma ** (self.steps(response) - 1) * self.reward(prompt, response)
+
+    def __eq__(self, other):
+        return isinstance(other, DiscountedReward) and (self.reward, self.gamma, self.length) == (
+            other.reward, other.gamma, other.length)
+
+    def __hash__(self):
+        return hash((self.reward, self.gamma, self.length))
+
+
+def discounted_optimum(reference: Policy, reward, gamma: float, beta: float) -> TabularPolicy:
+    """π*(y|x) ∝ π_ref(y|x)·exp(γ^(T−1) r(x, y)/β): the best policy for the discounted objective with a KL penalty."""
+    if not isinstance(reference, Policy) or not reference.eos:
+        raise ValueError("the discount experiment needs a reference policy with eos=True "
+                         "(for example toy.reference_policy(eos=True)), so that episodes can end early")
+    return kl_regularised_optimum(reference, DiscountedReward(reward, gamma, reference.length), beta)
+
+
+def mean_length(policy: Policy, prompt) -> float:
+    """E[number of digit tokens] under π(· | x)."""
+    dist = policy.length_distribution(prompt)
+    return float(np.arange(len(dist)) @ dist)

@@ -1,0 +1,440 @@
+"""Section 4.5's explorers: critic-free advantages beside exact credit, their gradients' bias and variance, value
+estimates with and without a critic, and training curves of every method."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+from plotly.subplots import make_subplots
+
+from .. import estimators, exact, figures, gae, train
+from ..critic import FEATURES, Critic
+from ..explorer import Action, Explorer, dropdown, slider
+from ..policy import PRESETS, PROMPTS, TabularPolicy, reference_policy
+from ..rewards import REWARDS, reward_table
+
+PROMPT = 2
+N_MAX = 16
+GROUP_SIZES = (2, 4, 8, 16)
+N_GROUPS = 16
+REWARD_OPTIONS = {name: name.replace("_", " ") for name in REWARDS}
+METHOD_LABELS = {"reinforce": "REINFORCE (mean)", "rloo": "RLOO", "remax": "ReMax", "grpo": "GRPO",
+                 "dr_grpo": "Dr. GRPO", estimators.EXACT_CRITIC: "exact critic (per token)"}
+"""Display names of the estimators."""
+STYLE = {
+    "reinforce": dict(color="#8c564b", dash="dot", symbol="triangle-up"),
+    "rloo": dict(color="#1f77b4", dash="solid", symbol="circle"),
+    "remax": dict(color="#2ca02c", dash="dashdot", symbol="square"),
+    "grpo": dict(color="#d62728", dash="dash", symbol="diamond"),
+    "dr_grpo": dict(color="#9467bd", dash="longdash", symbol="x"),
+    estimators.EXACT_CRITIC: dict(color="#222222", dash="solid", symbol="star"),
+    "exact": dict(color="#222222", dash="solid", symbol="star"),
+    "ppo": dict(color="#ff7f0e", dash="longdashdot", symbol="cross"),
+    "vineppo": dict(color="#17becf", dash="dot", symbol="hexagon"),
+}
+"""Colour, line dash and marker of every method: series differ by more than colour."""
+
+
+# -- one group's advantages beside exact credit ---------------------------------------------------------------
+@cache
+def sample_group(reward: str, group: int):
+    """Sampled group number ``group`` (seeded) of N_MAX responses to prompt 2 under π_ref: (responses (N_MAX, L),
+    their rewards, V(x), the first response's exact per-token advantages, the greedy response's reward)."""
+    pi = reference_policy()
+    ys = pi.sample(PROMPT, N_MAX, rng=np.random.default_rng(1000 + group))
+    R = reward_table(reward, PROMPT, pi.length)
+    V = exact.values(pi, reward, PROMPT)
+    greedy = float(R[estimators.greedy_response(pi, PROMPT)])
+    return ys, R[tuple(ys.T)], float(V[0]), exact.token_advantages(pi, reward, PROMPT, ys[0]), greedy
+
+
+def _pad(a: np.ndarray, size: int = N_MAX) -> np.ndarray:
+    """Pad with copies of the last entry: repeated points draw on top of each other."""
+    return np.concatenate([a, np.full(size - len(a), a[-1])])
+
+
+def _baseline(method: str, r: np.ndarray, greedy: float) -> float:
+    """What the method subtracts from the first response's reward."""
+    if method == "rloo":
+        return float(r[1:].mean())
+    if method == "remax":
+        return greedy
+    return float(r.mean())
+
+
+def group_advantages() -> Explorer:
+    """One advantage per response (each critic-free method) beside the exact per-token advantages of response 1.
+
+    Controls: method, group size n, reward, and which sampled group (prompt 2, π_ref). Outputs: the method's
+    advantages of the n responses and their exact r_i − V(x) (padded to 16 by repeating the last), response 1's
+    exact A(s_t, y_t) and its method advantage on every token.
+    """
+    L = reference_policy().length
+
+    def compute(state):
+        method, n, reward, g = state["method"], int(state["n"]), state["reward"], int(state["group"])
+        ys, r, vx, tok, greedy = sample_group(reward, g)
+        r = r[:n]
+        A = estimators.advantages(method, r, greedy)
+        return {
+            "adv": _pad(A), "seq": _pad(r - vx), "idx": _pad(np.arange(1.0, n + 1)),
+            "tok_exact": tok, "tok_seq": np.full(L, r[0] - vx), "tok_method": np.full(L, A[0]),
+            "a1": A[0], "r1": r[0], "vx": vx, "baseline": _baseline(method, r, greedy),
+            **{f"y{t}": float(ys[0, t]) for t in range(L)},
+            "next_group": (np.arange(N_GROUPS) + 1) % N_GROUPS,
+        }
+
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2,
+                        subplot_titles=("Response 1: the credit each of its tokens gets",
+                                        "The whole group: one advantage per response"))
+    positions = [f"token {t + 1}" for t in range(L)]
+    zeros = [0.0] * L
+    fig.add_bar(x=positions, y=zeros, name="exact A(s_t, y_t)", marker=figures.EXACT, row=1, col=1,
+                hovertemplate="%{x}: %{y:.4f}<extra>exact</extra>")
+    fig.add_bar(x=positions, y=zeros, name="r − V(x) (the ideal baseline)", row=1, col=1,
+                marker=dict(color="#bbbbbb", pattern=dict(shape=".", fgcolor="#555", solidity=0.3)),
+                hovertemplate="%{x}: %{y:.4f}<extra>r − V(x)</extra>")
+    fig.add_bar(x=positions, y=zeros, name="the method's A₁, on every token", marker=figures.SEQUENCE, row=1, col=1,
+                hovertemplate="%{x}: %{y:.4f}<extra>method</extra>")
+    idx = list(range(1, N_MAX + 1))
+    fig.add_scatter(x=idx, y=[0.0] * N_MAX, mode="markers", name="the method's A_i", row=2, col=1,
+                    marker=dict(symbol="diamond", size=11, color=figures.SEQUENCE["color"]),
+                    hovertemplate="response %{x}: %{y:.3f}<extra>method</extra>")
+    fig.add_scatter(x=idx, y=[0.0] * N_MAX, mode="markers", name="exact r_i − V(x)", row=2, col=1,
+                    marker=dict(symbol="circle-open", size=13, color=figures.EXACT["color"], line=dict(width=2)),
+                    hovertemplate="response %{x}: %{y:.3f}<extra>r − V(x)</extra>")
+    fig.update_yaxes(title_text="advantage", zeroline=True, zerolinecolor="#444", row=1, col=1)
+    fig.update_yaxes(title_text="advantage", zeroline=True, zerolinecolor="#444", row=2, col=1)
+    fig.update_xaxes(title_text="position in response 1", row=1, col=1)
+    fig.update_xaxes(title_text="response i in the group", dtick=1, row=2, col=1)
+    fig.update_layout(barmode="group", bargap=0.25)
+    figures.base_layout(fig, "", height=640)
+    fig.update_layout(legend=dict(y=-0.12), margin=dict(b=120))
+    tokens = " ".join("{" + f"y{t}:.0f" + "}" for t in range(L))
+    return Explorer(
+        title="Critic-free advantages beside exact credit",
+        controls=[dropdown("method", "Method", {m: METHOD_LABELS[m] for m in estimators.METHODS}, "rloo"),
+                  dropdown("n", "Group size n", GROUP_SIZES, 4),
+                  dropdown("reward", "Reward", REWARD_OPTIONS, "sum_to_target"),
+                  slider("group", "Sampled group", range(N_GROUPS), 0, fmt="{:.0f}")],
+        outputs={"adv": ("method", "n", "reward", "group"), "seq": ("n", "reward", "group"), "idx": ("n",),
+                 "tok_exact": ("reward", "group"), "tok_seq": ("reward", "group"),
+                 "tok_method": ("method", "n", "reward", "group"), "a1": ("method", "n", "reward", "group"),
+                 "r1": ("reward", "group"), "vx": ("reward",), "baseline": ("method", "n", "reward", "group"),
+                 **{f"y{t}": ("group",) for t in range(L)}, "next_group": ()},
+        compute=compute,
+        figure=fig,
+        traces=[(0, "y", ["tok_exact"]), (1, "y", ["tok_seq"]), (2, "y", ["tok_method"]),
+                (3, "x", ["idx"]), (3, "y", ["adv"]), (4, "x", ["idx"]), (4, "y", ["seq"])],
+        layout={"title.text": f"Prompt {PROMPT}, response 1 = {tokens}: r = {{r1:.0f}}, V(x) = {{vx:.3f}}; "
+                              "{method} subtracts {baseline:.3f} and gives A₁ = {a1:.3f}"},
+        actions=[Action("Sample another group", "next_group", ("group",), N_GROUPS)],
+        caption=f"Precomputed by toy: {N_GROUPS} groups of up to {N_MAX} responses sampled from π_ref (seeded).",
+    )
+
+
+# -- bias and variance of each gradient estimate, exactly -----------------------------------------------------
+VARIANCE_SIZES = (2, 3, 4, 6, 8, 12, 16)
+"""Group sizes on the x-axis of the variance figure."""
+ESTIMATORS = (*estimators.METHODS, estimators.EXACT_CRITIC)
+
+
+@cache
+def gradient_statistics(reward: str, preset: str) -> dict[str, np.ndarray]:
+    """For every estimator and group size, over all prompts (the gradient is the mean of the prompts' gradients):
+    relative variance E‖g − E g‖²/‖E g‖², scale ⟨E g, ∇J⟩/‖∇J‖², and the angle between E g and ∇J in degrees.
+    Returns {"<quantity>_<method>": array over VARIANCE_SIZES}."""
+    pi = TabularPolicy.from_policy(reference_policy(preset))
+    grads = [estimators.exact_policy_gradient(pi, reward, x) for x in PROMPTS]
+    gg = sum(g @ g for g in grads)
+    out = {}
+    for m in ESTIMATORS:
+        rel, scale, angle = [], [], []
+        for n in VARIANCE_SIZES:
+            moments = [estimators.gradient_moments(m, pi, reward, x, n) for x in PROMPTS]
+            mm = sum(mean @ mean for mean, _ in moments)
+            mg = sum(mean @ g for (mean, _), g in zip(moments, grads, strict=True))
+            rel.append(sum(v for _, v in moments) / mm if mm > 0 else 0.0)
+            scale.append(mg / gg if gg > 0 else 0.0)
+            cos = mg / np.sqrt(mm * gg) if mm > 0 and gg > 0 else 1.0
+            angle.append(float(np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))))
+        out[f"rel_{m}"], out[f"scale_{m}"], out[f"angle_{m}"] = np.array(rel), np.array(scale), np.array(angle)
+    return out
+
+
+def estimator_variance() -> Explorer:
+    """Exact bias and variance of each method's policy-gradient estimate against the group size n.
+
+    Controls: reward and π_ref preset. Three panels over n: relative variance (noise per unit of signal), the
+    expected gradient's component along ∇J (1 = unbiased), and its angle to ∇J.
+    """
+
+    def compute(state):
+        return gradient_statistics(state["reward"], state["preset"])
+
+    fig = make_subplots(rows=3, cols=1, vertical_spacing=0.1, shared_xaxes=True,
+                        subplot_titles=("Noise per unit of signal: E‖g − E g‖² / ‖E g‖²",
+                                        "Expected gradient along ∇J: ⟨E g, ∇J⟩ / ‖∇J‖² (1 = unbiased)",
+                                        "Angle between E g and ∇J (degrees)"))
+    ns = list(VARIANCE_SIZES)
+    traces, outputs = [], {}
+    for row, quantity in enumerate(("rel", "scale", "angle"), start=1):
+        for m in ESTIMATORS:
+            st = STYLE[m]
+            fig.add_scatter(x=ns, y=[1.0] * len(ns), mode="lines+markers", name=METHOD_LABELS[m], legendgroup=m,
+                            showlegend=row == 1, line=dict(color=st["color"], dash=st["dash"], width=2),
+                            marker=dict(symbol=st["symbol"], size=8, color=st["color"]), row=row, col=1,
+                            hovertemplate="n = %{x}: %{y:.4g}<extra>" + METHOD_LABELS[m] + "</extra>")
+            traces.append((len(fig.data) - 1, "y", [f"{quantity}_{m}"]))
+            outputs[f"{quantity}_{m}"] = ("reward", "preset")
+    fig.update_xaxes(type="log", tickvals=ns, row=3, col=1, title_text="group size n (responses per prompt)")
+    fig.update_xaxes(type="log", tickvals=ns)
+    fig.update_yaxes(type="log", title_text="relative variance", row=1, col=1)
+    fig.update_yaxes(title_text="scale", row=2, col=1)
+    fig.update_yaxes(title_text="degrees", rangemode="tozero", row=3, col=1)
+    figures.base_layout(fig, "", height=820)
+    fig.update_layout(legend=dict(y=-0.08), margin=dict(b=110))
+    return Explorer(
+        title="Bias and variance of the critic-free gradient estimates, exactly",
+        controls=[dropdown("reward", "Reward", REWARD_OPTIONS, "sum_to_target"),
+                  dropdown("preset", "π_ref", {p: p for p in PRESETS}, "pretrained")],
+        outputs=outputs,
+        compute=compute,
+        figure=fig,
+        traces=traces,
+        layout={"title.text": "Reward {reward}, π_ref {preset}: one group of n responses per prompt, all 5 prompts"},
+        caption="Exact expectations over every group of n responses, computed by toy (no sampling).",
+    )
+
+
+# -- value estimates: a learned critic with GAE, VinePPO's Monte Carlo, exact -------------------------------------
+LAMBDAS = (0.0, 0.5, 0.8, 0.9, 0.95, 1.0)
+CRITIC_DATA = (16, 64, 256, 1024)
+VINE_K = (1, 3, 9, 27)
+CRITIC_SEEDS = 4
+N_RESPONSES = 16
+CRITIC_COLOR = "#8c564b"
+
+
+@cache
+def _critics(reward: str, features: str, n_data: int) -> list[Critic]:
+    """Critics fitted (exact least squares) to the returns of n_data responses from π_ref, one per seed."""
+    pi = reference_policy()
+    R = reward_table(reward, PROMPT, pi.length)
+    out = []
+    for s in range(CRITIC_SEEDS):
+        ys = pi.sample(PROMPT, n_data, rng=np.random.default_rng(500 + s))
+        out.append(Critic(pi.length, features).fit_returns(PROMPT, ys, R[tuple(ys.T)]))
+    return out
+
+
+@cache
+def _critic_errors(reward: str, features: str, n_data: int, lam: float) -> np.ndarray:
+    pi = reference_policy()
+    R = reward_table(reward, PROMPT, pi.length)
+    errs = [gae.advantage_errors(gae.gae_table([c.table(PROMPT, t) for t in range(pi.length)], R, lam), pi, reward,
+                                 PROMPT) for c in _critics(reward, features, n_data)]
+    return np.mean(errs, axis=0)
+
+
+@cache
+def _responses():
+    return reference_policy().sample(PROMPT, N_RESPONSES, rng=np.random.default_rng(77))
+
+
+def value_estimates() -> Explorer:
+    """Values along one response and the error of each method's per-token advantages, against exact.
+
+    Controls: reward, GAE's λ, the critic's features and training data, VinePPO's K, and the response.
+    """
+    pi = reference_policy()
+    L = pi.length
+
+    def compute(state):
+        reward, lam, feat = state["reward"], state["lam"], state["features"]
+        n_data, k, i = int(state["n_data"]), int(state["k"]), int(state["response"])
+        y = tuple(int(a) for a in _responses()[i])
+        V = exact.values(pi, reward, PROMPT)
+        r = float(V[L][y])
+        critic = _critics(reward, feat, n_data)[0]
+        var = gae.return_variances(pi, reward, PROMPT)
+        mse = {
+            "mse_critic": _critic_errors(reward, feat, n_data, lam),
+            "mse_exact": gae.gae_exact_value_errors(pi, reward, PROMPT, lam),
+            "mse_vine": gae.vine_errors(pi, reward, PROMPT, k),
+            "mse_seq": exact.credit_by_position(pi, reward, PROMPT)[1],
+        }
+        out = {
+            "v_exact": [float(V[t][y[:t]]) for t in range(L + 1)],
+            "v_critic": list(critic.values_along(PROMPT, np.array([y]))[0]) + [r],
+            "v_vine": gae.vine_values(pi, reward, PROMPT, y, k, rng=np.random.default_rng(900 + i)),
+            "v_vine_sd": [float(np.sqrt(var[t][y[:t]] / k)) for t in range(L + 1)],
+            **mse,
+            **{f"tot_{name[4:]}": float(np.sum(v)) for name, v in mse.items()},
+            **{f"y{t}": float(y[t]) for t in range(L)}, "r": r,
+            "next_response": (np.arange(N_RESPONSES) + 1) % N_RESPONSES,
+        }
+        return out
+
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2,
+                        subplot_titles=("Values along the response: V(s_t) after t tokens",
+                                        "Error of each per-token advantage, averaged over responses: "
+                                        "E[(Â_t − A_t)²]"))
+    ts = list(range(L + 1))
+    fig.add_scatter(x=ts, y=[0.0] * (L + 1), mode="lines+markers", name="exact V", row=1, col=1,
+                    line=dict(color="#222", width=3), marker=dict(symbol="star", size=11))
+    fig.add_scatter(x=ts, y=[0.0] * (L + 1), mode="lines+markers", name="learned critic V̂", row=1, col=1,
+                    line=dict(color=CRITIC_COLOR, dash="dash", width=2), marker=dict(symbol="cross", size=10))
+    fig.add_scatter(x=[t + 0.06 for t in ts], y=[0.0] * (L + 1), mode="markers", row=1, col=1,
+                    name="VinePPO: mean of K rollouts (± 1 sd)",
+                    marker=dict(symbol="hexagon-open", size=11, color=STYLE["vineppo"]["color"], line=dict(width=2)),
+                    error_y=dict(type="data", array=[0.0] * (L + 1), visible=True))
+    positions = [f"token {t + 1}" for t in range(L)]
+    bars = [("GAE(λ), learned critic", dict(color=CRITIC_COLOR, pattern=dict(shape="x", solidity=0.3))),
+            ("GAE(λ), exact V", dict(color="#666", pattern=dict(shape="", solidity=0.3))),
+            ("VinePPO, K rollouts", dict(color=STYLE["vineppo"]["color"], pattern=dict(shape=".", solidity=0.3))),
+            ("critic-free r − V(x)", figures.SEQUENCE)]
+    for name, marker in bars:
+        fig.add_bar(x=positions, y=[0.0] * L, name=name, marker=marker, row=2, col=1,
+                    hovertemplate="%{x}: %{y:.4f}<extra>" + name + "</extra>")
+    fig.update_xaxes(title_text="tokens written, t", dtick=1, row=1, col=1)
+    fig.update_yaxes(title_text="value", row=1, col=1)
+    fig.update_yaxes(title_text="mean squared error", rangemode="tozero", row=2, col=1)
+    fig.update_xaxes(title_text="position in the response", row=2, col=1)
+    fig.update_layout(barmode="group")
+    figures.base_layout(fig, "", height=700)
+    fig.update_layout(legend=dict(y=-0.1), margin=dict(b=130))
+    tokens = " ".join("{" + f"y{t}:.0f" + "}" for t in range(L))
+    return Explorer(
+        title="With a critic, and without one",
+        controls=[dropdown("reward", "Reward", REWARD_OPTIONS, "sum_to_target"),
+                  slider("lam", "GAE λ", LAMBDAS, 0.95, fmt="{:.2f}"),
+                  dropdown("features", "Critic features", {f: f.replace("_", " ") for f in FEATURES}, "last_token"),
+                  slider("n_data", "Critic's training responses", CRITIC_DATA, 256, fmt="{:.0f}"),
+                  slider("k", "VinePPO rollouts K", VINE_K, 9, fmt="{:.0f}"),
+                  slider("response", "Response", range(N_RESPONSES), 0, fmt="{:.0f}")],
+        outputs={"v_exact": ("reward", "response"), "v_critic": ("reward", "features", "n_data", "response"),
+                 "v_vine": ("reward", "k", "response"), "v_vine_sd": ("reward", "k", "response"),
+                 "mse_critic": ("reward", "lam", "features", "n_data"), "mse_exact": ("reward", "lam"),
+                 "mse_vine": ("reward", "k"), "mse_seq": ("reward",),
+                 "tot_critic": ("reward", "lam", "features", "n_data"), "tot_exact": ("reward", "lam"),
+                 "tot_vine": ("reward", "k"), "tot_seq": ("reward",),
+                 **{f"y{t}": ("response",) for t in range(L)}, "r": ("reward", "response"), "next_response": ()},
+        compute=compute,
+        figure=fig,
+        traces=[(0, "y", ["v_exact"]), (1, "y", ["v_critic"]), (2, "y", ["v_vine"]),
+                (2, "error_y.array", ["v_vine_sd"]), (3, "y", ["mse_critic"]), (4, "y", ["mse_exact"]),
+                (5, "y", ["mse_vine"]), (6, "y", ["mse_seq"])],
+        layout={"title.text": f"Prompt {PROMPT}, response {tokens} (r = {{r:.0f}}). Summed error: critic "
+                              "{tot_critic:.4f}, exact V {tot_exact:.4f}, VinePPO {tot_vine:.4f}, "
+                              "critic-free {tot_seq:.4f}"},
+        actions=[Action("Next response", "next_response", ("response",), N_RESPONSES)],
+        caption=(f"Precomputed by toy: critics fitted to sampled returns ({CRITIC_SEEDS} seeds averaged in the "
+                 "errors, seed 0 drawn above); VinePPO's errors exact, its values one seeded realisation."),
+    )
+
+
+# -- training curves ------------------------------------------------------------------------------------------
+TRAIN_METHODS = tuple(train.METHODS)
+TRAIN_SIZES = (2, 4, 8, 16)
+BETAS = (0.0, 0.02, 0.1, 0.5)
+TRAIN_STEPS = 40
+TRAIN_SEEDS = (0, 1, 2, 3, 4)
+TRAIN_LR = 4.0
+STRIDE = 2
+"""Curves are drawn at every STRIDE-th step (the page stays small)."""
+
+
+@cache
+def training_runs(method: str, n: int) -> train.Curves:
+    """Every β at once for one method and group size (the exact gradient ignores n: it samples nothing)."""
+    if method == "exact" and n != TRAIN_SIZES[0]:
+        return training_runs(method, TRAIN_SIZES[0])
+    return train.train(method, steps=TRAIN_STEPS, group_size=n, betas=BETAS, seeds=TRAIN_SEEDS, lr=TRAIN_LR)
+
+
+@cache
+def _optimum(beta: float) -> tuple[float, float]:
+    return train.optimum_metrics(beta)
+
+
+def training_curves() -> Explorer:
+    """Exact expected reward and KL to π_ref during training, for every method (thin lines: means over seeds) and
+    the chosen one (thick line and band: mean ± one standard deviation over 5 seeds); dashed: the KL-regularised
+    optimum. Controls: method, group size n, KL coefficient β."""
+    steps = list(range(0, TRAIN_STEPS + 1, STRIDE))
+
+    def compute(state):
+        method, n, beta = state["method"], int(state["n"]), state["beta"]
+        b = BETAS.index(beta)
+        out = {}
+        for metric in ("reward", "kl"):
+            m, lo, hi = (a[::STRIDE] for a in training_runs(method, n).band(metric, b))
+            out[f"band_{metric}"] = np.concatenate([hi, lo[::-1]])
+            out[f"sel_{metric}"] = m
+            out[f"final_{metric}"] = m[-1]
+            for other in TRAIN_METHODS:
+                out[f"{metric}_{other}"] = training_runs(other, n).band(metric, b)[0][::STRIDE]
+        opt_r, opt_kl = _optimum(beta)
+        out.update(opt_reward=np.full(len(steps), opt_r), opt_kl=np.full(len(steps), opt_kl), opt_r=opt_r,
+                   opt_k=opt_kl)
+        return out
+
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
+                        subplot_titles=("Expected reward E[r] (exact)", "KL(π ‖ π_ref) (exact)"))
+    traces, outputs = [], {}
+    for col, metric in enumerate(("reward", "kl"), start=1):
+        fig.add_scatter(x=steps + steps[::-1], y=[0.0] * (2 * len(steps)), fill="toself", showlegend=col == 1,
+                        fillcolor="rgba(31,119,180,0.18)", line=dict(width=0), hoverinfo="skip",
+                        name="chosen method: ± 1 sd over seeds", legendgroup="band", row=1, col=col)
+        traces.append((len(fig.data) - 1, "y", [f"band_{metric}"]))
+        for m in TRAIN_METHODS:
+            st = STYLE[m]
+            fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines", name=train.LABELS[m], legendgroup=m,
+                            showlegend=col == 1, line=dict(color=st["color"], dash=st["dash"], width=1.2),
+                            hovertemplate="step %{x}: %{y:.3f}<extra>" + train.LABELS[m] + "</extra>",
+                            row=1, col=col)
+            traces.append((len(fig.data) - 1, "y", [f"{metric}_{m}"]))
+            outputs[f"{metric}_{m}"] = ("n", "beta")
+        fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines", name="chosen method: mean", legendgroup="sel",
+                        showlegend=col == 1, line=dict(color="#1f77b4", width=4),
+                        hovertemplate="step %{x}: %{y:.3f}<extra>chosen</extra>", row=1, col=col)
+        traces.append((len(fig.data) - 1, "y", [f"sel_{metric}"]))
+        fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines", name="KL-regularised optimum π*",
+                        legendgroup="opt", showlegend=col == 1, line=dict(color="#444", dash="dash", width=1.5),
+                        row=1, col=col)
+        traces.append((len(fig.data) - 1, "y", [f"opt_{metric}"]))
+    fig.update_xaxes(title_text="training step")
+    fig.update_yaxes(title_text="E[r]", range=[0, 1.02], row=1, col=1)
+    fig.update_yaxes(title_text="KL (nats)", rangemode="tozero", row=1, col=2)
+    figures.base_layout(fig, "", height=560)
+    fig.update_layout(legend=dict(y=-0.2), margin=dict(b=170))
+    sel = ("method", "n", "beta")
+    outputs.update({"band_reward": sel, "band_kl": sel, "sel_reward": sel, "sel_kl": sel, "final_reward": sel,
+                    "final_kl": sel, "opt_reward": ("beta",), "opt_kl": ("beta",), "opt_r": ("beta",),
+                    "opt_k": ("beta",)})
+    return Explorer(
+        title="Training curves: every method from π_ref with a KL penalty",
+        controls=[dropdown("method", "Method", {m: train.LABELS[m] for m in TRAIN_METHODS}, "rloo"),
+                  dropdown("n", "Group size n", TRAIN_SIZES, 4),
+                  slider("beta", "KL coefficient β", BETAS, 0.1, fmt="{:g}")],
+        outputs=outputs,
+        compute=compute,
+        figure=fig,
+        traces=traces,
+        layout={"title.text": "{method}, n = {n}, β = {beta}: after {steps} steps E[r] = {final_reward:.3f}, "
+                              "KL = {final_kl:.3f} (optimum π*: {opt_r:.3f}, {opt_k:.3f})".replace(
+                                  "{steps}", str(TRAIN_STEPS))},
+        caption=(f"Precomputed by toy: {len(TRAIN_SEEDS)} seeds per setting, learning rate {TRAIN_LR:g}, "
+                 f"{TRAIN_STEPS} steps, all 5 prompts; reward and KL computed exactly after every step."),
+    )
+
+
+EXPLORERS = {
+    "group_advantages": group_advantages,
+    "estimator_variance": estimator_variance,
+    "value_estimates": value_estimates,
+    "training_curves": training_curves,
+}
+"""Section 4.5's explorers, for ``toy.explorers.ALL``."""

@@ -1,0 +1,453 @@
+"""Section 4.2's explorers: why text generation is an unusually easy and an unusually hard RL problem.
+
+One explorer per property: resets (``resets``), the prior (``prior``), the action space (``action_space``),
+sparse reward (``sparse_reward``), a learned reward (``goodhart``), long sequences (``long_credit``) and drift
+(``drift``). Each computes with toy and declares which controls each output depends on.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .. import exploration, longrun, resets
+from ..exact import value
+from ..explorer import Explorer, dropdown, slider
+from ..figures import EXACT, SEQUENCE, base_layout
+from ..policy import PRESETS, PROMPTS, VOCAB_SIZE, check_prompt, reference_policy
+from ..reward_models import PROXY_FEATURES, ProxyReward, optimisation_curve
+from ..rewards import REWARDS
+from .credit import TEMPERATURES
+
+EXACT_COLOUR, SEQUENCE_COLOUR, GREY = EXACT["color"], SEQUENCE["color"], "#555555"
+PREFIXES = {(): "x (no tokens yet)", (1,): "x · 1", (1, 2): "x · 1 2", (1, 2, 3): "x · 1 2 3"}
+REWARD_LABELS = {name: name.replace("_", " ") for name in REWARDS}
+
+
+def _lines(fig, row, col, specs):
+    for name, style in specs:
+        fig.add_scatter(x=[0.0], y=[0.0], name=name, row=row, col=col, **style)
+
+
+# -- known dynamics: resetting is free -----------------------------------------------------------------------------
+RESET_KS = (1, 2, 4, 9, 16, 32, 64, 128, 256)
+RESET_REPEATS = 20
+RESET_TEMPERATURES = tuple(TEMPERATURES[i] for i in (0, 2, 4, 6, 8))
+
+
+def resets_explorer(prompt: int = 2) -> Explorer:
+    """Monte Carlo values from K rollouts restarted at a prefix converge to the exact V (VinePPO's estimator).
+
+    Controls: the prefix (the state reset to) and the temperature of π_ref. Outputs: ``est`` (RESET_REPEATS
+    estimates for each K), ``v`` (exact V), ``band_hi``/``band_lo`` (V ± exact standard error), ``rmse`` (measured)
+    and ``exact_rmse`` = sqrt(Var[r|s]/K).
+    """
+    prompt = check_prompt(prompt)
+    ks = np.array(RESET_KS, dtype=float)
+
+    @lru_cache(maxsize=64)
+    def result(prefix, temperature):
+        policy = reference_policy("pretrained", temperature)
+        return resets.reset_estimates(policy, "sum_to_target", prompt, prefix, RESET_KS, RESET_REPEATS, rng=0)
+
+    def compute(state):
+        e = result(state["prefix"], state["temperature"])
+        return dict(est=e.estimates.T.ravel(), v=np.full(len(ks), e.value), band_hi=e.value + e.exact_rmse,
+                    band_lo=e.value - e.exact_rmse, rmse=e.rmse, exact_rmse=e.exact_rmse, rmse9=e.rmse[3:4],
+                    se9=e.exact_rmse[3:4])
+
+    deps = ("prefix", "temperature")
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2,
+                        subplot_titles=("Estimates V̂_K(s), each from K fresh rollouts", "Their error against K"))
+    fig.add_scatter(x=np.repeat(ks, RESET_REPEATS), y=np.zeros(len(ks) * RESET_REPEATS), mode="markers",
+                    name="one estimate V̂_K", marker=dict(color=SEQUENCE_COLOUR, size=6, opacity=0.45, symbol="circle"),
+                    row=1, col=1, hovertemplate="K = %{x}: %{y:.3f}<extra>estimate</extra>")
+    fig.add_scatter(x=ks, y=np.zeros(len(ks)), mode="lines", name="exact V(s)", line=dict(color=EXACT_COLOUR, width=3),
+                    row=1, col=1, hovertemplate="exact V = %{y:.4f}<extra></extra>")
+    for name in ("V ± exact standard error", None):
+        fig.add_scatter(x=ks, y=np.zeros(len(ks)), mode="lines", name=name or "", showlegend=name is not None,
+                        legendgroup="band", line=dict(color=EXACT_COLOUR, dash="dot", width=1.5), row=1, col=1,
+                        hovertemplate="%{y:.4f}<extra>V ± σ/√K</extra>")
+    fig.add_scatter(x=ks, y=np.ones(len(ks)), mode="markers+lines", name="measured RMS error (20 repeats)",
+                    marker=dict(color=SEQUENCE_COLOUR, symbol="square", size=8), line=dict(color=SEQUENCE_COLOUR),
+                    row=2, col=1, hovertemplate="K = %{x}: %{y:.4f}<extra>measured</extra>")
+    fig.add_scatter(x=ks, y=np.ones(len(ks)), mode="lines", name="exact √(Var[r | s] / K)",
+                    line=dict(color=EXACT_COLOUR, dash="dash", width=2.5), row=2, col=1,
+                    hovertemplate="K = %{x}: %{y:.4f}<extra>exact</extra>")
+    fig.update_xaxes(type="log", title_text="K, rollouts from the prefix")
+    fig.update_yaxes(title_text="value estimate", row=1, col=1)
+    fig.update_yaxes(type="log", title_text="RMS error", row=2, col=1)
+    base_layout(fig, "", height=700)
+    fig.update_layout(legend=dict(y=-0.12), margin=dict(b=130))
+    return Explorer(
+        title="Resetting is free: Monte Carlo values from restarts converge to the exact V",
+        controls=[dropdown("prefix", "Reset to the state", PREFIXES, (1, 2)),
+                  slider("temperature", "Temperature τ", RESET_TEMPERATURES, 1.0)],
+        outputs={name: deps for name in ("est", "v", "band_hi", "band_lo", "rmse", "exact_rmse", "rmse9", "se9")},
+        compute=compute, figure=fig,
+        traces=[(0, "y", ["est"]), (1, "y", ["v"]), (2, "y", ["band_hi"]), (3, "y", ["band_lo"]),
+                (4, "y", ["rmse"]), (5, "y", ["exact_rmse"])],
+        layout={"title.text": f"Prompt {prompt}, state {{prefix}}, τ = {{temperature}}: with K = 9 the error is "
+                              "{rmse9:.3f} (exact {se9:.3f})"},
+        caption=f"Sum reward, pretrained π_ref, prompt {prompt}; {RESET_REPEATS} seeded repeats at each K.",
+    )
+
+
+# -- a strong prior -------------------------------------------------------------------------------------------------
+PRIOR_CURVE = tuple(float(t) for t in np.logspace(-1, 1, 17))
+
+
+def prior_explorer() -> Explorer:
+    """As π_ref concentrates: P(a sample is rewarded), the share of responses in play, and the policy gradient's
+    noise-to-signal ratio, against the temperature (curves) with the selected temperature marked."""
+
+    @lru_cache(maxsize=512)
+    def at(preset, temperature, prompt, reward):
+        policy = reference_policy(preset, temperature)
+        with_b = exploration.gradient_moments(policy, reward, prompt, "value")
+        without = exploration.gradient_moments(policy, reward, prompt, "none")
+        return (exploration.success_probability(policy, reward, prompt),
+                exploration.effective_responses(policy, prompt) / VOCAB_SIZE**policy.length,
+                min(with_b.noise_to_signal, 1e12), min(without.noise_to_signal, 1e12))
+
+    def compute(state):
+        key = (state["preset"], state["prompt"], state["reward"])
+        curve = np.array([at(key[0], t, key[1], key[2]) for t in PRIOR_CURVE])
+        here = at(key[0], state["temperature"], key[1], key[2])
+        return dict(success=curve[:, 0], share=curve[:, 1], nsr=curve[:, 2], nsr0=curve[:, 3],
+                    t_here=[state["temperature"]], p_here=here[0], share_here=here[1],
+                    nsr_here=here[2], n_here=here[1] * VOCAB_SIZE**4)
+
+    curve_deps = ("preset", "prompt", "reward")
+    here_deps = curve_deps + ("temperature",)
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2,
+                        subplot_titles=("Chance of a reward", "Gradient noise ÷ signal"))
+    t = list(PRIOR_CURVE)
+    fig.add_scatter(x=t, y=t, mode="lines", name="P(a sample earns reward)", line=dict(color=EXACT_COLOUR, width=3),
+                    row=1, col=1, hovertemplate="τ = %{x:.2f}: %{y:.4f}<extra>P(reward > 0)</extra>")
+    fig.add_scatter(x=t, y=t, mode="lines", name="e^H / 625: share in play",
+                    line=dict(color=GREY, dash="dot", width=2), row=1, col=1,
+                    hovertemplate="τ = %{x:.2f}: %{y:.4f}<extra>e^H / 625</extra>")
+    fig.add_scatter(x=t, y=t, mode="lines", name="tr Cov(g) / ‖∇J‖², baseline V(x)",
+                    line=dict(color=SEQUENCE_COLOUR, width=3), row=2, col=1,
+                    hovertemplate="τ = %{x:.2f}: %{y:.4g}<extra>with baseline</extra>")
+    fig.add_scatter(x=t, y=t, mode="lines", name="the same, no baseline", line=dict(color=SEQUENCE_COLOUR, dash="dash"),
+                    row=2, col=1, hovertemplate="τ = %{x:.2f}: %{y:.4g}<extra>no baseline</extra>")
+    for row in (1, 2):
+        fig.add_scatter(x=[1.0], y=[0.5], mode="markers", name="selected τ", showlegend=row == 1, legendgroup="here",
+                        marker=dict(symbol="diamond", size=12, color="#222"), row=row, col=1,
+                        hovertemplate="τ = %{x:.2f}: %{y:.4g}<extra>selected</extra>")
+    fig.update_xaxes(type="log", title_text="temperature τ of π<sub>ref</sub>")
+    fig.update_yaxes(title_text="probability / share", range=[0, 1.05], row=1, col=1)
+    fig.update_yaxes(type="log", title_text="samples needed", row=2, col=1)
+    base_layout(fig, "", height=720)
+    fig.update_layout(legend=dict(y=-0.12), margin=dict(b=150))
+    return Explorer(
+        title="A strong prior: how concentration changes success and the variance of the policy gradient",
+        controls=[dropdown("preset", "π_ref", {p: p for p in PRESETS}, "pretrained"),
+                  dropdown("prompt", "Prompt x", PROMPTS, 2),
+                  dropdown("reward", "Reward", REWARD_LABELS, "sum_to_target"),
+                  slider("temperature", "Temperature τ", TEMPERATURES, 1.0)],
+        outputs=dict(success=curve_deps, share=curve_deps, nsr=curve_deps, nsr0=curve_deps, t_here=here_deps,
+                     p_here=here_deps, share_here=here_deps, nsr_here=here_deps, n_here=here_deps),
+        compute=compute, figure=fig,
+        traces=[(0, "y", ["success"]), (1, "y", ["share"]), (2, "y", ["nsr"]), (3, "y", ["nsr0"]),
+                (4, "x", ["t_here"]), (4, "y", ["p_here"]), (5, "x", ["t_here"]), (5, "y", ["nsr_here"])],
+        layout={"title.text": "τ = {temperature}: P(reward) = {p_here:.3f}, about {n_here:.0f} of 625 responses in "
+                              "play, noise/signal = {nsr_here:.1f}"},
+        caption="Exact, by enumerating the 625 responses; g is the one-sample REINFORCE gradient for a policy with "
+                "one softmax per state.",
+    )
+
+
+# -- an enormous action space -------------------------------------------------------------------------------------
+VOCABULARIES = {5: "5 (the toy)", 32_000: "32,000", 50_257: "50,257 (GPT-2)", 128_000: "128,000"}
+ENTROPIES = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 4.0)
+LENGTHS = np.unique(np.round(np.logspace(0, 4, 41)).astype(int))
+
+
+def action_space_explorer() -> Explorer:
+    """log10 |V|^T against the response length T, and log10 e^(h·T), the responses a policy with h nats of
+    entropy per token effectively chooses among; the toy's own numbers marked."""
+    toy_policy = reference_policy()
+    toy_h = float(np.log(exploration.effective_responses(toy_policy, 2)) / toy_policy.length)
+
+    def compute(state):
+        T = LENGTHS.astype(float)
+        return dict(all=T * np.log10(state["vocab"]), effective=T * state["entropy"] / np.log(10),
+                    at1000=[1000 * np.log10(state["vocab"])], eff1000=[1000 * state["entropy"] / np.log(10)],
+                    h=[state["entropy"]])
+
+    fig = go.Figure()
+    fig.add_scatter(x=LENGTHS, y=LENGTHS * 1.0, mode="lines", name="every response: log₁₀ |V|^T",
+                    line=dict(color=GREY, width=3), hovertemplate="T = %{x}: 10^%{y:,.0f}<extra>|V|^T</extra>")
+    fig.add_scatter(x=LENGTHS, y=LENGTHS * 1.0, mode="lines", name="in play under the prior: log₁₀ e^(hT)",
+                    line=dict(color=EXACT_COLOUR, dash="dash", width=3),
+                    hovertemplate="T = %{x}: 10^%{y:,.1f}<extra>e^(hT)</extra>")
+    fig.add_scatter(x=[4, 4], y=[4 * np.log10(5), 4 * toy_h / np.log(10)], mode="markers+text",
+                    name=f"the toy: 625, of which {np.exp(4 * toy_h):.0f} in play",
+                    text=["625", f"{np.exp(4 * toy_h):.0f}"], textposition=["top right", "bottom right"],
+                    marker=dict(symbol="star", size=14, color=SEQUENCE_COLOUR),
+                    hovertemplate="the toy: 10^%{y:.2f}<extra></extra>")
+    fig.update_xaxes(type="log", title_text="response length T (tokens)")
+    fig.update_yaxes(type="log", title_text="log₁₀(number of responses)")
+    base_layout(fig, "", height=460)
+    fig.update_layout(legend=dict(y=-0.2), margin=dict(b=120))
+    return Explorer(
+        title="An enormous action space: how many responses there are, and how many a prior keeps in play",
+        controls=[dropdown("vocab", "Vocabulary |V|", VOCABULARIES, 50_257),
+                  slider("entropy", "Entropy per token h (nats)", ENTROPIES, 0.5, fmt="{:g}")],
+        outputs=dict(all=("vocab",), effective=("entropy",), at1000=("vocab",), eff1000=("entropy",), h=("entropy",)),
+        compute=compute, figure=fig,
+        traces=[(0, "y", ["all"]), (1, "y", ["effective"])],
+        layout={"title.text": "|V| = {vocab}, h = {entropy} nats: at T = 1,000 there are 10^{at1000:.0f} responses, "
+                              "about 10^{eff1000:.0f} of them in play"},
+        caption=f"The toy's π_ref has {toy_h:.2f} nats per token (prompt 2). A response of T tokens from a policy "
+                "with h nats per token is, in entropy, like a uniform choice among e^(hT) responses.",
+    )
+
+
+# -- sparse reward ------------------------------------------------------------------------------------------------
+STREAM = 10_000
+WAIT_GRID = np.unique(np.round(np.logspace(0, 6, 19)).astype(int))
+
+
+def sparse_reward_explorer(prompt: int = 2) -> Explorer:
+    """How many samples until the first rewarded one: the exact geometric law against a sampled stream."""
+    prompt = check_prompt(prompt)
+
+    @lru_cache(maxsize=256)
+    def at(preset, temperature):
+        policy = reference_policy(preset, temperature)
+        p = exploration.success_probability(policy, "sum_to_target", prompt)
+        s = exploration.sample_stream(policy, "sum_to_target", prompt, STREAM, rng=0)
+        waits = np.sort(s.waits)
+        empirical = np.searchsorted(waits, WAIT_GRID, side="right") / max(len(waits), 1)
+        return p, exploration.first_success_cdf(p, WAIT_GRID), empirical, float(s.rewarded.mean()), len(waits)
+
+    def compute(state):
+        p, exact, empirical, frac, hits = at(state["preset"], state["temperature"])
+        return dict(exact=exact, empirical=empirical, p=p * 100, frac=frac * 100, hits=hits,
+                    mean_wait=min(1 / p, 1e300) if p > 0 else 1e300, median=np.log(0.5) / np.log1p(-min(p, 0.999999)))
+
+    deps = ("preset", "temperature")
+    fig = go.Figure()
+    fig.add_scatter(x=WAIT_GRID, y=WAIT_GRID * 0.0, mode="lines", name="exact: 1 − (1 − p)^n",
+                    line=dict(color=EXACT_COLOUR, width=3),
+                    hovertemplate="n = %{x:,}: %{y:.3f}<extra>exact</extra>")
+    fig.add_scatter(x=WAIT_GRID, y=WAIT_GRID * 0.0, mode="markers", name=f"waits in a stream of {STREAM:,} samples",
+                    marker=dict(color=SEQUENCE_COLOUR, symbol="x", size=8),
+                    hovertemplate="n = %{x:,}: %{y:.3f}<extra>sampled</extra>")
+    fig.update_xaxes(type="log", title_text="n, samples drawn")
+    fig.update_yaxes(title_text="P(a rewarded sample among the first n)", range=[0, 1.05])
+    base_layout(fig, "", height=440)
+    fig.update_layout(legend=dict(y=-0.2), margin=dict(b=110))
+    return Explorer(
+        title="Sparse reward: samples until the first success",
+        controls=[dropdown("preset", "π_ref", {p: p for p in PRESETS}, "tuned"),
+                  slider("temperature", "Temperature τ", TEMPERATURES, 1.0)],
+        outputs={name: deps for name in ("exact", "empirical", "p", "frac", "hits", "mean_wait", "median")},
+        compute=compute, figure=fig,
+        traces=[(0, "y", ["exact"]), (1, "y", ["empirical"])],
+        layout={"title.text": "P(reward) = {p:.3f}%: {frac:.2f}% of the stream rewarded ({hits:.0f} successes); "
+                              "on average {mean_wait:.0f} samples to the first"},
+        caption=f"Prompt {prompt}, sum reward. The sampled curve uses the waiting times between successes in one "
+                "seeded stream; "
+                "with no success in the stream it stays at 0.",
+    )
+
+
+# -- a learned, hackable reward -----------------------------------------------------------------------------------
+GOODHART_BETAS = tuple(float(b) for b in np.logspace(1, -2, 19))
+COMPARISONS = (10, 30, 100, 300, 1000, 3000)
+DATASETS = {0: "1", 1: "2"}
+
+
+def goodhart_explorer(prompt: int = 2) -> Explorer:
+    """Optimising a Bradley–Terry proxy exactly: proxy reward and true reward against KL(π*_β ‖ π_ref)."""
+    prompt = check_prompt(prompt)
+    ref = reference_policy()
+
+    @lru_cache(maxsize=64)
+    def curve(n, features, seed):
+        proxy = ProxyReward(ref, "sum_to_target", prompt, int(n), features=features, seed=seed)
+        c = optimisation_curve(ref, proxy, "sum_to_target", prompt, GOODHART_BETAS)
+        return c, proxy.agreement(ref)
+
+    def compute(state):
+        c, agreement = curve(state["comparisons"], state["features"], state["dataset"])
+        i = GOODHART_BETAS.index(state["beta"])
+        peak = int(np.argmax(c.true))
+        return dict(kl=c.kl, proxy=c.proxy, true=c.true, proxy_here=c.proxy[i], true_here=c.true[i], kl_i=c.kl[i],
+                    agree=agreement * 100, peak_true=c.true[peak], peak_kl=c.kl[peak])
+
+    curve_deps = ("comparisons", "features", "dataset")
+    here = curve_deps + ("beta",)
+    fig = go.Figure()
+    fig.add_scatter(x=[0.0], y=[0.0], mode="lines", name="proxy reward E[r̂] (what is optimised)",
+                    line=dict(color=SEQUENCE_COLOUR, dash="dash", width=3),
+                    hovertemplate="KL %{x:.2f}: %{y:.3f}<extra>proxy</extra>")
+    fig.add_scatter(x=[0.0], y=[0.0], mode="lines", name="true reward E[r] (what was wanted)",
+                    line=dict(color=EXACT_COLOUR, width=3), hovertemplate="KL %{x:.2f}: %{y:.3f}<extra>true</extra>")
+    fig.add_scatter(x=[0.0, 0.0], y=[0.0, 0.0], mode="markers", name="π*<sub>β</sub> at the selected β",
+                    marker=dict(symbol="diamond", size=12, color="#222"),
+                    hovertemplate="KL %{x:.2f}: %{y:.3f}<extra>selected β</extra>")
+    fig.update_xaxes(title_text="KL(π*<sub>β</sub> ‖ π<sub>ref</sub>), nats", rangemode="tozero")
+    fig.update_yaxes(title_text="expected reward")
+    base_layout(fig, "", height=460)
+    fig.update_layout(legend=dict(y=-0.2), margin=dict(b=120))
+    return Explorer(
+        title="A learned reward is hackable: optimising a proxy fitted to comparisons",
+        controls=[slider("comparisons", "Comparisons", COMPARISONS, 100, fmt="{:,.0f}"),
+                  dropdown("features", "Reward model", {f: f for f in PROXY_FEATURES}, "both"),
+                  dropdown("dataset", "Comparison set", DATASETS, 0),
+                  slider("beta", "β", GOODHART_BETAS, GOODHART_BETAS[9], fmt="{:.3g}")],
+        outputs=dict(kl=curve_deps, proxy=curve_deps, true=curve_deps, agree=curve_deps, peak_true=curve_deps,
+                     peak_kl=curve_deps, proxy_here=here, true_here=here, kl_i=here),
+        compute=compute, figure=fig,
+        traces=[(0, "x", ["kl"]), (0, "y", ["proxy"]), (1, "x", ["kl"]), (1, "y", ["true"]),
+                (2, "x", ["kl_i", "kl_i"]), (2, "y", ["proxy_here", "true_here"])],
+        layout={"title.text": "β = {beta}: KL {kl_i:.2f}, proxy {proxy_here:.2f}, true {true_here:.3f} (best true "
+                              "{peak_true:.3f} at KL {peak_kl:.2f}); r̂ orders {agree:.0f}% of pairs right"},
+        caption=f"Prompt {prompt}, sum reward, pretrained π_ref. Comparisons are pairs sampled from π_ref, judged with "
+                "P(a preferred) = σ(3·(r(a) − r(b))); π*_β ∝ π_ref·exp(r̂/β) is computed exactly.",
+    )
+
+
+# -- long sequences -----------------------------------------------------------------------------------------------
+LONG_LENGTHS = (4, 10, 30, 100, 300, 1000)
+LENGTH_CURVE = (2, 4, 7, 10, 20, 30, 50, 100, 200, 300, 500, 1000)
+BINS = 20
+LOG_FLOOR = 1e-4
+LONG_TEMPERATURES = tuple(TEMPERATURES[i] for i in (0, 2, 4, 6, 8))
+
+
+def binned_profile(values: np.ndarray, bins: int = BINS) -> np.ndarray:
+    """Mean of ``values`` over each of ``bins`` equal stretches of the positions; a stretch with no position in it
+    takes the position under its centre."""
+    n = len(values)
+    out = np.empty(bins)
+    for i in range(bins):
+        lo, hi = int(np.ceil(i * n / bins)), int(np.ceil((i + 1) * n / bins))
+        out[i] = values[lo:hi].mean() if hi > lo else values[min(int((i + 0.5) * n / bins), n - 1)]
+    return out
+
+
+def long_credit_explorer(prompt: int = 2) -> Explorer:
+    """Exact per-token credit for responses of up to 1,000 tokens (toy.longrun), and how the sequence-level
+    noise per token grows with the length."""
+    prompt = check_prompt(prompt)
+
+    @lru_cache(maxsize=512)
+    def at(reward, temperature, length):
+        return longrun.credit(longrun.MarkovPolicy("pretrained", temperature), reward, prompt, length)
+
+    def compute(state):
+        c = at(state["reward"], state["temperature"], int(state["length"]))
+        sig = np.array([at(state["reward"], state["temperature"], L).mean_square.mean() for L in LENGTH_CURVE])
+        noise = np.array([at(state["reward"], state["temperature"], L).noise.mean() for L in LENGTH_CURVE])
+        floor = LOG_FLOOR / 10  # below the axis: not drawn
+        return dict(mean_abs=np.maximum(binned_profile(c.mean_abs), floor),
+                    noise=np.maximum(binned_profile(c.noise), floor), sig=sig, nse=noise,
+                    horizon=[longrun.credit_horizon(c.mean_square)], var=[c.mean_square.sum()],
+                    ratio=[c.noise.mean() / max(c.mean_square.mean(), 1e-300)])
+
+    policy = ("reward", "temperature")
+    here = policy + ("length",)
+    centres = [(i + 0.5) / BINS for i in range(BINS)]
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2,
+                        subplot_titles=("Where credit sits along the response", "Per token, against the length"))
+    fig.add_bar(x=centres, y=centres, name="E|A_t|: exact credit", marker=EXACT, row=1, col=1,
+                hovertemplate="%{x:.0%} of the way: %{y:.4f}<extra>E|A_t|</extra>")
+    fig.add_bar(x=centres, y=centres, name="E[(r − V(x) − A_t)²]: noise", marker=SEQUENCE,
+                row=1, col=1, hovertemplate="%{x:.0%} of the way: %{y:.4f}<extra>noise</extra>")
+    fig.add_scatter(x=LENGTH_CURVE, y=LENGTH_CURVE, mode="lines+markers", name="signal per token: mean E[A_t²]",
+                    line=dict(color=EXACT_COLOUR, width=3), marker=dict(symbol="circle"), row=2, col=1,
+                    hovertemplate="L = %{x:,}: %{y:.3g}<extra>signal</extra>")
+    fig.add_scatter(x=LENGTH_CURVE, y=LENGTH_CURVE, mode="lines+markers", name="noise per token: mean",
+                    line=dict(color=SEQUENCE_COLOUR, dash="dash", width=3), marker=dict(symbol="square"), row=2,
+                    col=1, hovertemplate="L = %{x:,}: %{y:.3g}<extra>noise</extra>")
+    fig.update_xaxes(title_text="position (share of the response)", tickformat=".0%", row=1, col=1)
+    fig.update_xaxes(type="log", title_text="response length L", row=2, col=1)
+    fig.update_yaxes(type="log", title_text="expectation", range=[np.log10(LOG_FLOOR), 0.5], row=1, col=1)
+    fig.update_yaxes(type="log", title_text="per token", row=2, col=1)
+    fig.update_layout(barmode="group", bargap=0.15)
+    base_layout(fig, "", height=720)
+    fig.update_layout(legend=dict(y=-0.12), margin=dict(b=140))
+    return Explorer(
+        title="Long sequences: exact per-token credit up to 1,000 tokens",
+        controls=[slider("length", "Length L", LONG_LENGTHS, 1000, fmt="{:,.0f}"),
+                  dropdown("reward", "Reward", REWARD_LABELS, "sum_to_target"),
+                  slider("temperature", "Temperature τ", LONG_TEMPERATURES, 1.0)],
+        outputs=dict(mean_abs=here, noise=here, horizon=here, var=here, ratio=here, sig=policy, nse=policy),
+        compute=compute, figure=fig,
+        traces=[(0, "y", ["mean_abs"]), (1, "y", ["noise"]), (2, "y", ["sig"]), (3, "y", ["nse"])],
+        layout={"title.text": "L = {length}: {horizon:.0f} token(s) hold 90% of the credit; each token's "
+                              "sequence-level credit has {ratio:.0f}× more noise than signal"},
+        caption=f"Prompt {prompt}, a Markov π_ref (the pretrained habit, same at every position), exact by dynamic "
+                "programming (toy.longrun). Top: the mean over each twentieth of the response; values below 10⁻⁴ are "
+                "not drawn.",
+    )
+
+
+# -- the policy must not drift --------------------------------------------------------------------------------------
+DRIFT_BETAS = tuple(float(b) for b in np.logspace(1, -2, 19))
+
+
+def drift_explorer() -> Explorer:
+    """E[r] against KL(π*_β ‖ π_ref) along the KL-regularised family: what each nat of drift buys."""
+    ref = reference_policy()
+
+    @lru_cache(maxsize=32)
+    def curve(reward, prompt):
+        return optimisation_curve(ref, reward, reward, prompt, DRIFT_BETAS)
+
+    def compute(state):
+        c = curve(state["reward"], state["prompt"])
+        i = DRIFT_BETAS.index(state["beta"])
+        return dict(kl=c.kl, r=c.true, ref=[c.true[0]] * 2, ref_x=[0.0, float(c.kl.max())], kl_here=[c.kl[i]],
+                    r_here=[c.true[i]], r0=[value(ref, state["reward"], state["prompt"])])
+
+    deps = ("reward", "prompt")
+    here = deps + ("beta",)
+    fig = go.Figure()
+    fig.add_scatter(x=[0.0], y=[0.0], mode="lines", name="π*<sub>β</sub> ∝ π<sub>ref</sub>·exp(r/β), β from 10 to 0.01",
+                    line=dict(color=EXACT_COLOUR, width=3), hovertemplate="KL %{x:.2f}: E[r] %{y:.3f}<extra></extra>")
+    fig.add_scatter(x=[0.0, 1.0], y=[0.0, 0.0], mode="lines", name="π_ref",
+                    line=dict(color=GREY, dash="dot", width=2), hoverinfo="skip")
+    fig.add_scatter(x=[0.0], y=[0.0], mode="markers", name="the selected β",
+                    marker=dict(symbol="diamond", size=12, color="#222"),
+                    hovertemplate="KL %{x:.2f}: E[r] %{y:.3f}<extra>selected β</extra>")
+    fig.update_xaxes(title_text="KL(π*<sub>β</sub> ‖ π<sub>ref</sub>), nats", rangemode="tozero")
+    fig.update_yaxes(title_text="expected reward E[r]")
+    base_layout(fig, "", height=440)
+    fig.update_layout(legend=dict(y=-0.2), margin=dict(b=110))
+    return Explorer(
+        title="It must not drift: reward against distance from π_ref",
+        controls=[dropdown("reward", "Reward", REWARD_LABELS, "sum_to_target"),
+                  dropdown("prompt", "Prompt x", PROMPTS, 2),
+                  slider("beta", "β", DRIFT_BETAS, DRIFT_BETAS[9], fmt="{:.3g}")],
+        outputs=dict(kl=deps, r=deps, ref=deps, ref_x=deps, r0=deps, kl_here=here, r_here=here),
+        compute=compute, figure=fig,
+        traces=[(0, "x", ["kl"]), (0, "y", ["r"]), (1, "x", ["ref_x"]), (1, "y", ["ref"]), (2, "x", ["kl_here"]),
+                (2, "y", ["r_here"])],
+        layout={"title.text": "β = {beta}: {kl_here:.2f} nats from π_ref buy E[r] = {r_here:.3f} "
+                              "(π_ref: {r0:.3f})"},
+        caption="Pretrained π_ref; every point is the exact optimum of E[r] − β·KL(π ‖ π_ref) for one β.",
+    )
+
+
+
+EXPLORERS = {
+    "resets": resets_explorer,
+    "prior": prior_explorer,
+    "action_space": action_space_explorer,
+    "sparse_reward": sparse_reward_explorer,
+    "goodhart": goodhart_explorer,
+    "long_credit": long_credit_explorer,
+    "drift": drift_explorer,
+}
+"""Section 4.2's explorers by name (merged into ``toy.explorers.ALL``)."""

@@ -1,0 +1,293 @@
+"""Section 4.4's explorers: compounding errors in behaviour cloning, SFT then RL, and RL that waits for a success."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .. import figures, imitation, sft, train
+from ..explorer import Explorer, dropdown, slider
+from ..policy import reference_policy
+
+EPSILONS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
+"""Grid of per-step mistake probabilities ε."""
+HORIZONS = (1, 5, 10, 20, 40, 80, 160, 320)
+"""Grid of horizons T for the read-out."""
+CURVE_T = np.unique(np.round(np.logspace(0, np.log10(HORIZONS[-1]), 70)).astype(int))
+"""Horizons at which the exact curves are drawn (log-spaced integers)."""
+SIM_T = np.array([1, 2, 5, 10, 20, 40, 80, 160, 320])
+"""Horizons at which the simulation is shown, with error bars."""
+EPISODES = 4000
+"""Simulated episodes per ε."""
+
+BC = dict(color="#d62728")
+DAGGER = dict(color="#2ca02c")
+BASES = {"sharp": "sharp base (tuned preset, τ = 0.5)", "pretrained": "pretrained base (τ = 1)"}
+"""Base models for the SFT explorers: name → label."""
+
+
+def base_policy(name: str):
+    """The base model a pipeline starts from: 'sharp' (rarely right on some prompts) or 'pretrained' (π_ref)."""
+    return reference_policy("tuned", 0.5) if name == "sharp" else reference_policy()
+
+
+# -- compounding errors ---------------------------------------------------------------------------------------
+def compounding_errors() -> Explorer:
+    """Expected cost against horizon T for behaviour cloning and DAgger: exact curves and a seeded simulation.
+
+    Controls: ε (per-step mistake probability) and the read-out horizon T. Outputs depend on ε only, except the
+    read-out (ε, T).
+    """
+
+    @cache
+    def curves(eps: float):
+        T_max = int(CURVE_T[-1])
+        c = imitation.cost_curves(eps, T_max)
+        sim = imitation.simulated_cost(eps, T_max, EPISODES, rng=np.random.default_rng(0))
+        pick = CURVE_T - 1
+        sims = SIM_T - 1
+        return {
+            "bc": c["behaviour_cloning"][pick], "dagger": c["dagger"][pick], "quad": c["quadratic"][pick],
+            "sim_bc": sim["behaviour_cloning"][sims], "sim_bc_se": sim["behaviour_cloning_se"][sims],
+            "sim_dagger": sim["dagger"][sims], "sim_dagger_se": sim["dagger_se"][sims],
+            # error bars of two standard errors
+            "sim_bc_se2": 2 * sim["behaviour_cloning_se"][sims], "sim_dagger_se2": 2 * sim["dagger_se"][sims],
+        }
+
+    def compute(state):
+        eps, T = state["eps"], int(state["T"])
+        out = dict(curves(eps))
+        bc, dg = imitation.behaviour_cloning_cost(eps, T), imitation.dagger_cost(eps, T)
+        out.update(mark_x=[T, T], mark_y=[bc, dg], bc_T=bc, dagger_T=dg, ratio=bc / dg,
+                   quad_T=imitation.quadratic_approximation(eps, T))
+        return out
+
+    fig = go.Figure()
+    x = CURVE_T.astype(float)
+    fig.add_scatter(x=x, y=x, name="paying every step (cost T)", mode="lines",
+                    line=dict(color="#999", dash="dot", width=1), hoverinfo="skip")
+    fig.add_scatter(x=x, y=x, name="behaviour cloning, exact Σₜ[1 − (1−ε)ᵗ]", mode="lines", line=dict(**BC, width=3))
+    fig.add_scatter(x=x, y=x, name="DAgger, exact εT", mode="lines", line=dict(**DAGGER, width=3, dash="dash"))
+    fig.add_scatter(x=x, y=x, name="εT(T+1)/2 (small εT)", mode="lines", line=dict(color="#555", dash="dashdot"))
+    sx = SIM_T.astype(float)
+    fig.add_scatter(x=sx, y=sx, name=f"simulated BC, {EPISODES} episodes (± 2 s.e.)", mode="markers",
+                    marker=dict(symbol="circle-open", size=10, color=BC["color"], line=dict(width=2)),
+                    error_y=dict(type="data", array=list(sx), visible=True))
+    fig.add_scatter(x=sx, y=sx, name="simulated DAgger (± 2 s.e.)", mode="markers",
+                    marker=dict(symbol="square-open", size=9, color=DAGGER["color"], line=dict(width=2)),
+                    error_y=dict(type="data", array=list(sx), visible=True))
+    fig.add_scatter(x=[1, 1], y=[1, 1], name="read-out at T", mode="markers",
+                    marker=dict(symbol="x", size=12, color="#222"), hovertemplate="T = %{x}: %{y:.3f}<extra></extra>")
+    fig.update_xaxes(title_text="horizon T (steps)", type="log", tickvals=[1, 2, 5, 10, 20, 50, 100, 200, 320])
+    fig.update_yaxes(title_text="expected cost (steps off the expert's path)", type="log", dtick=1,
+                     exponentformat="power")
+    figures.base_layout(fig, "", height=520)
+    fig.update_layout(legend=dict(y=-0.18), margin=dict(b=150))
+
+    return Explorer(
+        title="Compounding errors: behaviour cloning against DAgger",
+        controls=[slider("eps", "Mistake probability ε", EPSILONS, 0.01),
+                  slider("T", "Read-out horizon T", HORIZONS, 40, fmt="{:.0f}")],
+        outputs={"bc": ("eps",), "dagger": ("eps",), "quad": ("eps",), "sim_bc": ("eps",), "sim_bc_se": ("eps",),
+                 "sim_dagger": ("eps",), "sim_dagger_se": ("eps",), "sim_bc_se2": ("eps",),
+                 "sim_dagger_se2": ("eps",), "mark_x": ("T",), "mark_y": ("eps", "T"),
+                 "bc_T": ("eps", "T"), "dagger_T": ("eps", "T"), "ratio": ("eps", "T"), "quad_T": ("eps", "T")},
+        compute=compute,
+        figure=fig,
+        traces=[(1, "y", ["bc"]), (2, "y", ["dagger"]), (3, "y", ["quad"]), (4, "y", ["sim_bc"]),
+                (4, "error_y.array", ["sim_bc_se2"]), (5, "y", ["sim_dagger"]),
+                (5, "error_y.array", ["sim_dagger_se2"]), (6, "x", ["mark_x"]), (6, "y", ["mark_y"])],
+        layout={"title.text": "ε = {eps}, T = {T}: behaviour cloning pays {bc_T:.3f}, DAgger {dagger_T:.3f} "
+                              "({ratio:.1f}×)"},
+        caption="Exact curves and a seeded simulation, precomputed by toy on the grid of ε and T.",
+    )
+
+
+# -- SFT, then RL ---------------------------------------------------------------------------------------------
+RHOS = (0.25, 0.5, 0.75)
+"""Grid of the expert's success rate ρ."""
+N_DEMOS = (8, 64, 512)
+"""Grid of demonstrations per prompt."""
+SFT_PRIOR = 0.1
+"""Pseudo-counts of the base model kept at every prefix by SFT (so no probability becomes exactly zero)."""
+RL_STEPS = 40
+RL_SEEDS = (0, 1, 2, 3, 4)
+RL_BETA = 0.01
+RL_GROUP = 4
+RL_LR = 4.0
+REWARD = "sum_to_target"
+
+
+@cache
+def sft_policy(base: str, rho: float, n_demos: int):
+    """(SFT policy, fraction of correct demonstrations) for a base, an expert success rate and a demo count."""
+    pi0 = base_policy(base)
+    expert = sft.imperfect_expert(pi0, REWARD, rho)
+    demos = sft.demonstrations(expert, n_demos, rng=np.random.default_rng(0))
+    return sft.fit_sft(demos, pi0, SFT_PRIOR), sft.demonstration_success(demos, REWARD, pi0.length, pi0.n_actions)
+
+
+@cache
+def rl_curves(base: str, rho: float | None, n_demos: int | None) -> train.Curves:
+    """RLOO from the SFT policy (KL to the SFT policy), or from the base itself when rho is None."""
+    if rho is None:
+        start = base_policy(base)
+    else:
+        start = sft_policy(base, rho, n_demos)[0]
+    return train.train("rloo", start=start, reference=start, steps=RL_STEPS, group_size=RL_GROUP,
+                       betas=(RL_BETA,), seeds=RL_SEEDS, lr=RL_LR, reward=REWARD)
+
+
+def _band_trace(fig, name, color, fillcolor, dash, row=None):
+    steps = list(range(RL_STEPS + 1))
+    kw = dict(row=row, col=1) if row else {}
+    fig.add_scatter(x=steps + steps[::-1], y=[0.0] * (2 * len(steps)), fill="toself", fillcolor=fillcolor,
+                    line=dict(width=0), hoverinfo="skip", showlegend=False, name=name + " band", **kw)
+    fig.add_scatter(x=steps, y=[0.0] * len(steps), name=name, mode="lines", line=dict(color=color, dash=dash, width=3),
+                    hovertemplate="step %{x}: %{y:.3f}<extra>" + name + "</extra>", **kw)
+
+
+def sft_then_rl() -> Explorer:
+    """Success rate during RL, started from an SFT policy and from the base model, beside the expert's rate.
+
+    Controls: base model, expert success rate ρ, demonstrations per prompt. RLOO, group of 4, β = 0.01,
+    5 seeds (mean ± one standard deviation).
+    """
+
+    def compute(state):
+        base, rho, n = state["base"], state["rho"], int(state["n_demos"])
+        pi_sft, demo_rate = sft_policy(base, rho, n)
+        m, lo, hi = rl_curves(base, rho, n).band("reward")
+        bm, blo, bhi = rl_curves(base, None, None).band("reward")
+        steps = RL_STEPS + 1
+        return {
+            "sft_band": np.concatenate([hi, lo[::-1]]), "sft_mean": m,
+            "base_band": np.concatenate([bhi, blo[::-1]]), "base_mean": bm,
+            "expert": np.full(steps, rho), "demo_line": np.full(steps, demo_rate),
+            "demo": demo_rate, "sft": sft.success_rate(pi_sft, REWARD), "final": m[-1], "base_final": bm[-1],
+            "base_start": bm[0],
+        }
+
+    fig = go.Figure()
+    steps = list(range(RL_STEPS + 1))
+    _band_trace(fig, "RL from the SFT policy", "#1f77b4", "rgba(31,119,180,0.2)", "solid")
+    _band_trace(fig, "RL from the base model", "#7f7f7f", "rgba(127,127,127,0.2)", "dash")
+    fig.add_scatter(x=steps, y=[0.0] * len(steps), name="the expert's success rate ρ", mode="lines",
+                    line=dict(color="#d62728", dash="dot", width=2))
+    fig.add_scatter(x=steps, y=[0.0] * len(steps), name="fraction of correct demonstrations", mode="lines",
+                    line=dict(color="#9467bd", dash="longdash", width=1.5))
+    fig.update_xaxes(title_text="RL step (RLOO, group of 4, β = 0.01)")
+    fig.update_yaxes(title_text="success rate E[r], exact", range=[0, 1.02])
+    figures.base_layout(fig, "", height=460)
+    fig.update_layout(legend=dict(y=-0.2), margin=dict(b=130))
+    return Explorer(
+        title="SFT, then RL: imitation stops at the demonstrator, RL goes past it",
+        controls=[dropdown("base", "Base model", BASES, "sharp"),
+                  slider("rho", "Expert success rate ρ", RHOS, 0.5, fmt="{:.2f}"),
+                  slider("n_demos", "Demonstrations per prompt", N_DEMOS, 64, fmt="{:.0f}")],
+        outputs={"sft_band": ("base", "rho", "n_demos"), "sft_mean": ("base", "rho", "n_demos"),
+                 "base_band": ("base",), "base_mean": ("base",), "expert": ("rho",),
+                 "demo_line": ("base", "rho", "n_demos"), "demo": ("base", "rho", "n_demos"),
+                 "sft": ("base", "rho", "n_demos"), "final": ("base", "rho", "n_demos"),
+                 "base_final": ("base",), "base_start": ("base",)},
+        compute=compute,
+        figure=fig,
+        traces=[(0, "y", ["sft_band"]), (1, "y", ["sft_mean"]), (2, "y", ["base_band"]), (3, "y", ["base_mean"]),
+                (4, "y", ["expert"]), (5, "y", ["demo_line"])],
+        layout={"title.text": "Expert ρ = {rho}: SFT on {n_demos} demonstrations reaches {sft:.3f} "
+                              "({demo:.3f} of them correct); RL from SFT {final:.3f}, from the base "
+                              "{base_start:.3f} → {base_final:.3f}"},
+        caption=(f"Precomputed by toy: exact success rates, RLOO from each start, {len(RL_SEEDS)} seeds "
+                 "(line: mean, band: ± one standard deviation)."),
+    )
+
+
+# -- no signal until the first success -----------------------------------------------------------------------
+HARD_PROMPT = 2
+HARD_STEPS = 150
+HARD_SEEDS = tuple(range(32))
+SHOWN_SEEDS = 6
+GROUPS = (2, 4, 8, 16)
+STARTS = {"base": "the sharp base model", "sft": "after SFT (expert ρ = 0.5, 64 demonstrations)"}
+
+
+@cache
+def hard_prompt_runs(start: str, n: int) -> train.Curves:
+    """RLOO (β = 0) on the hard prompt alone, from the sharp base or from SFT on that prompt."""
+    base = base_policy("sharp")
+    pi0 = base if start == "base" else sft_policy("sharp", 0.5, 64)[0]
+    return train.train("rloo", start=pi0, reference=pi0, prompts=(HARD_PROMPT,), steps=HARD_STEPS, group_size=n,
+                       betas=(0.0,), seeds=HARD_SEEDS, lr=RL_LR, reward=REWARD)
+
+
+def waiting_for_signal() -> Explorer:
+    """Exact success probability on a hard prompt during RL, for a few seeds, and the chance that no group has
+    seen a success yet. Until the first success every advantage is zero (β = 0), the policy does not move, and the
+    chance of still waiting after k steps is exactly (1 − p)^(n·k), p the start's success probability."""
+
+    def compute(state):
+        start, n = state["start"], int(state["n"])
+        c = hard_prompt_runs(start, n)
+        runs = c.reward[0]  # (seeds, steps+1)
+        first = c.first_signal()[0]
+        k = np.arange(HARD_STEPS + 1)
+        waiting = np.array([np.mean((first == 0) | (first > s)) for s in k])
+        out = {f"seed{i}": runs[i] for i in range(SHOWN_SEEDS)}
+        p = runs[0, 0]  # the start's exact success probability (all seeds start there)
+        per_step = 1 - (1 - p) ** n
+        out.update(waiting=waiting, exact_wait=(1 - p) ** (n * k), mean=runs.mean(axis=0), p0=p,
+                   per_step=per_step, expected_steps=1 / per_step, never=float(np.mean(first == 0)))
+        return out
+
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.16, row_heights=[0.6, 0.4],
+                        subplot_titles=("Success probability on the hard prompt (exact), one line per seed",
+                                        "Runs that have not sampled a single success yet"))
+    steps = list(range(HARD_STEPS + 1))
+    dashes = ["solid", "dot", "dash", "longdash", "dashdot", "longdashdot"]
+    for i in range(SHOWN_SEEDS):
+        fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines", name=f"seed {i}", legendgroup="seeds",
+                        showlegend=i == 0, line=dict(color="#1f77b4", width=1.5, dash=dashes[i]),
+                        hovertemplate="step %{x}: %{y:.4f}<extra>seed " + str(i) + "</extra>", row=1, col=1)
+    fig.data[0].name = f"one line per seed ({SHOWN_SEEDS} of {len(HARD_SEEDS)})"
+    fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines", name=f"mean of {len(HARD_SEEDS)} seeds",
+                    line=dict(color="#222", width=3), row=1, col=1)
+    fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines", name=f"fraction of {len(HARD_SEEDS)} seeds",
+                    line=dict(color="#ff7f0e", width=3, shape="hv"), row=2, col=1)
+    fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines", name="exact: (1 − p)^(n·k)",
+                    line=dict(color="#222", width=2, dash="dash"), row=2, col=1)
+    fig.update_yaxes(title_text="success probability", type="log", range=[-3, 0.05], row=1, col=1)
+    fig.update_yaxes(title_text="fraction waiting", range=[0, 1.02], row=2, col=1)
+    fig.update_xaxes(title_text="RL step k (RLOO, β = 0)", row=2, col=1)
+    figures.base_layout(fig, "", height=640)
+    fig.update_layout(legend=dict(y=-0.1), margin=dict(b=110))
+    traces = [(i, "y", [f"seed{i}"]) for i in range(SHOWN_SEEDS)]
+    traces += [(SHOWN_SEEDS, "y", ["mean"]), (SHOWN_SEEDS + 1, "y", ["waiting"]),
+               (SHOWN_SEEDS + 2, "y", ["exact_wait"])]
+    outputs = {f"seed{i}": ("start", "n") for i in range(SHOWN_SEEDS)}
+    outputs.update(mean=("start", "n"), waiting=("start", "n"), exact_wait=("start", "n"), p0=("start",),
+                   per_step=("start", "n"), expected_steps=("start", "n"), never=("start", "n"))
+    return Explorer(
+        title="No signal until the first success",
+        controls=[dropdown("start", "Start RL from", STARTS, "base"),
+                  dropdown("n", "Group size n", GROUPS, 4)],
+        outputs=outputs,
+        compute=compute,
+        figure=fig,
+        traces=traces,
+        layout={"title.text": "Start succeeds with p = {p0:.4f}: a group of {n} holds a success with probability "
+                              "{per_step:.3f} per step (about {expected_steps:.0f} steps); "
+                              "{never:.2f} of the runs from this start never saw one"},
+        caption=(f"Precomputed by toy: RLOO on prompt {HARD_PROMPT} alone, {len(HARD_SEEDS)} seeds, "
+                 "exact success probabilities."),
+    )
+
+
+EXPLORERS = {
+    "compounding_errors": compounding_errors,
+    "sft_then_rl": sft_then_rl,
+    "waiting_for_signal": waiting_for_signal,
+}
+"""Section 4.4's explorers, for ``toy.explorers.ALL``."""

@@ -1,0 +1,168 @@
+"""The fate of classical RL's concepts in LLM post-training (section 4.3's table), as data and as an HTML table
+that can be filtered by fate in a static page with no kernel and no script: the filter is a row of radio buttons,
+and a few CSS rules hide the rows the checked button does not select.
+
+Each row says what a concept meant in classical RL, what it became, its fate and why, and where in this book an
+experiment shows it (a link relative to the chapter's folder).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import NamedTuple
+
+
+class Row(NamedTuple):
+    """One concept of the table."""
+
+    concept: str
+    classical: str
+    llm: str
+    fate: str  # one of FATES
+    why: str
+    experiment: str  # the experiment's name, as the link text
+    href: str  # page#anchor, relative to chapters/04-the-llm-as-a-policy/
+
+
+FATES = {
+    "transformed": "#d9ead3",
+    "trivialised": "#fff2cc",
+    "discarded": "#f4cccc",
+    "mostly discarded": "#f9e0e0",
+    "survived": "#cfe2f3",
+    "new in role": "#d9d2e9",
+    "open": "#eeeeee",
+}
+"""The fates, with the background colour of each in the table."""
+
+P41, P42, P43 = "4.1-formal-mapping.html", "4.2-easy-and-hard.html", "4.3-classical-vs-llm-rl.html"
+
+ROWS = (
+    Row("State", "the environment's state, often only partly observed",
+        "the prompt and the prefix written so far, all of it visible", "transformed",
+        "Markov by construction, but it grows with every token", "the toy's states",
+        P41 + "#state-the-prompt-and-everything-written-so-far"),
+    Row("Action", "a few discrete choices or a continuous vector",
+        "one token (token view) or one whole response (bandit view)", "transformed",
+        "an enormous set, with a strong prior over it", "the action space", P42 + "#sec-4-2-action-space"),
+    Row("Transition", "unknown and random: learned or sampled",
+        "known and deterministic: the token is appended", "trivialised",
+        "until tools and environments come back (agentic RL)", "resetting is free", P42 + "#sec-4-2-resets"),
+    Row("Reward", "given by the environment, often at every step",
+        "one number per response, from a reward model, a verifier or a judge", "transformed",
+        "sparse, and when learned, open to hacking", "a learned, hackable reward", P42 + "#sec-4-2-goodhart"),
+    Row("Discount γ", "below 1: for endless horizons, and to trade bias for variance",
+        "γ = 1 on finite responses", "discarded",
+        "with an end token, γ < 1 would simply reward stopping early", "the discount", P43 + "#sec-4-3-discount"),
+    Row("Exploration", "ε-greedy, optimism, intrinsic bonuses",
+        "sampling the pretrained prior at a temperature; keeping entropy from collapsing (DAPO's clip-higher)",
+        "transformed", "inherited from pretraining, not engineered", "a strong prior", P42 + "#sec-4-2-prior"),
+    Row("Value function / critic", "the heart of value-based and actor–critic methods",
+        "a learned critic in PPO-style RLHF; RLOO, ReMax and GRPO do without", "discarded",
+        "in recent recipes: a second model's memory, hard to fit to sparse terminal rewards, and Monte Carlo "
+        "baselines cost little", "a learned critic", P43 + "#sec-4-3-critic"),
+    Row("Bootstrapping", "TD targets, the workhorse of the bias–variance trade",
+        "rare: with one terminal reward, Monte Carlo returns are at hand", "mostly discarded",
+        "the return itself is cheap and unbiased", "bootstrapping", P43 + "#sec-4-3-bootstrapping"),
+    Row("Off-policy learning", "learn from any behaviour (Q-learning); importance sampling",
+        "near on-policy with minibatch reuse; offline methods (DPO) on fixed data; asynchronous pipelines with "
+        "slightly stale samples", "transformed", "kept close to on-policy: large corrections are unstable",
+        "off-policy staleness", P43 + "#sec-4-3-staleness"),
+    Row("Trust region", "TRPO, PPO", "PPO's clip, GRPO, and 2025's sequence- and weight-level variants", "survived",
+        "central to every recipe", "the trust region", P43 + "#sec-4-3-clipping"),
+    Row("KL to a reference", "rare (entropy regularisation is the nearest relative)",
+        "in almost every objective, toward π_ref", "new in role",
+        "it pulls toward a prior, not just limiting one step", "it must not drift", P42 + "#sec-4-2-drift"),
+    Row("Experience replay", "central to DQN-style methods", "largely absent from policy optimisation",
+        "mostly discarded", "stale samples fight the trust region", "off-policy staleness",
+        P43 + "#sec-4-3-staleness"),
+    Row("Credit assignment", "TD errors, eligibility traces, rewards at every step",
+        "one advantage broadcast to every token; critics, process rewards and dense teacher signals as partial fixes",
+        "open", "the main unsolved problem (Figure 4.1)", "long sequences", P42 + "#sec-4-2-long"),
+)
+"""The table's rows, in the chapter's order."""
+
+FILTERS = {
+    "all": tuple(FATES),
+    "transformed": ("transformed",),
+    "discarded (fully or mostly)": ("discarded", "mostly discarded"),
+    "trivialised": ("trivialised",),
+    "survived": ("survived",),
+    "new in role": ("new in role",),
+    "open": ("open",),
+}
+"""The table's filter buttons: label → the fates each one shows."""
+
+HEADERS = ("Concept", "Classical meaning", "In LLM post-training", "Fate, and why", "Shown in")
+
+
+def rows_for(label: str, rows=ROWS) -> list[Row]:
+    """The rows the filter ``label`` shows."""
+    return [r for r in rows if r.fate in FILTERS[label]]
+
+
+class FateTable:
+    """The table as HTML with a fate filter (radio buttons and CSS, no script); displays itself in Jupyter."""
+
+    def __init__(self, rows=ROWS, link_prefix: str = "", uid: str = "fates"):
+        self.rows, self.link_prefix, self.uid = tuple(rows), link_prefix, uid
+
+    def html(self) -> str:
+        """The table, its filter and its style, as one self-contained HTML fragment."""
+        uid, esc = self.uid, html.escape
+        filters = list(FILTERS)
+        css = [
+            f".{uid} {{ margin: 0.5em 0 1em; }}",
+            f".{uid} input {{ position: absolute; opacity: 0; width: 1px; height: 1px; }}",
+            f".{uid} label {{ display: inline-block; margin: 0 0.3em 0.4em 0; padding: 0.15em 0.6em; "
+            "border: 1px solid #999; border-radius: 1em; cursor: pointer; font-size: 0.9em; }}",
+            f".{uid} input:focus-visible + label {{ outline: 2px solid #1f77b4; outline-offset: 1px; }}",
+            f".{uid} table {{ border-collapse: collapse; width: 100%; font-size: 0.88em; table-layout: auto; }}",
+            f".{uid} th, .{uid} td {{ border: 1px solid #ddd; padding: 0.3em 0.4em; text-align: left; "
+            "vertical-align: top; overflow-wrap: break-word; }}",
+            f".{uid} th {{ background: #eee; }}",
+            # On a phone each row becomes a card, each cell labelled with its column's name.
+            f"@media (max-width: 640px) {{ .{uid} thead {{ display: none; }} "
+            f".{uid} table, .{uid} tbody, .{uid} tr, .{uid} td {{ display: block; }} "
+            f".{uid} tr {{ border: 1px solid #bbb; margin-bottom: 0.6em; }} "
+            f".{uid} td {{ border: none; border-bottom: 1px solid #eee; }} "
+            f".{uid} td::before {{ content: attr(data-label) \": \"; font-weight: 600; }} }}",
+            f".{uid} .{uid}-filter-title {{ font-weight: 600; margin-right: 0.4em; }}",
+        ]
+        for k, label in enumerate(filters):
+            css.append(f"#{uid}-{k}:checked + label {{ background: #1f77b4; color: #fff; border-color: #1f77b4; }}")
+            if label != "all":
+                css.append(f"#{uid}-{k}:checked ~ table tbody tr:not(.{uid}-f{k}) {{ display: none; }}")
+        for fate, colour in FATES.items():
+            css.append(f".{uid} td.{uid}-{_slug(fate)} {{ background: {colour}; }}")
+        parts = [f'<div class="{uid}"><style>{" ".join(css)}</style>',
+                 f'<span class="{uid}-filter-title" id="{uid}-title">Show fate:</span>']
+        for k, label in enumerate(filters):
+            checked = " checked" if label == "all" else ""
+            n = len(rows_for(label, self.rows))
+            parts.append(f'<input type="radio" name="{uid}" id="{uid}-{k}" value="{esc(label)}"'
+                         f' aria-describedby="{uid}-title"{checked}><label for="{uid}-{k}">{esc(label)} ({n})</label>')
+        parts.append(f'<table><thead><tr>{"".join(f"<th>{h}</th>" for h in HEADERS)}</tr></thead><tbody>')
+        for r in self.rows:
+            classes = " ".join(f"{uid}-f{k}" for k, label in enumerate(filters) if r.fate in FILTERS[label])
+            link = f'<a href="{esc(self.link_prefix + r.href)}">{esc(r.experiment)}</a>'
+            h = [esc(x) for x in HEADERS]
+            parts.append(
+                f'<tr class="{classes}"><td data-label="{h[0]}"><b>{esc(r.concept)}</b></td>'
+                f'<td data-label="{h[1]}">{esc(r.classical)}</td><td data-label="{h[2]}">{esc(r.llm)}</td>'
+                f'<td data-label="{h[3]}" class="{uid}-{_slug(r.fate)}"><b>{esc(r.fate)}</b>: {esc(r.why)}</td>'
+                f'<td data-label="{h[4]}">{link}</td></tr>')
+        parts.append("</tbody></table></div>")
+        return "".join(parts)
+
+    def _repr_html_(self) -> str:
+        return self.html()
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in text.lower())
+
+
+def fate_table(rows=ROWS, link_prefix: str = "") -> FateTable:
+    """Section 4.3's table, filterable by fate with no kernel (displays as HTML)."""
+    return FateTable(rows, link_prefix)

@@ -1,0 +1,62 @@
+"""Resetting is free: Monte Carlo values from K rollouts restarted at a prefix, and how fast they converge.
+
+Because the transition only appends a token, any state s = (x, y_<t) is recreated exactly by feeding its prefix,
+so its value can be estimated by K fresh completions from it (VinePPO's estimator, ``toy.montecarlo.mc_value``):
+V̂_K(s) = (1/K) Σ_i r(x, y^(i)). It is unbiased, and its root-mean-square error is exactly sqrt(Var[r | s] / K).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from . import checks
+from .montecarlo import rollouts_from
+from .policy import Policy
+from .rewards import reward_table
+
+
+def value_and_variance(policy: Policy, reward, prompt, prefix=()) -> tuple[float, float]:
+    """V(s) = E[r | s] and Var[r | s] for s = (prompt, prefix), exactly (by enumerating the completions)."""
+    if not isinstance(policy, Policy):
+        raise ValueError(f"policy must be a toy Policy, got {policy!r}")
+    prefix = checks.tokens("prefix", prefix, policy.n_actions)
+    if len(prefix) > policy.length:
+        raise ValueError(f"prefix {prefix!r} has {len(prefix)} tokens; allowed: at most {policy.length}")
+    r = reward_table(reward, prompt, policy.length, policy.n_actions)
+    m1, m2 = r, r**2
+    for t in reversed(range(len(prefix), policy.length)):
+        probs = policy.prefix_probs(prompt, t)
+        m1, m2 = (probs * m1).sum(axis=-1), (probs * m2).sum(axis=-1)
+    v, second = float(m1[prefix]), float(m2[prefix])
+    return v, max(second - v * v, 0.0)
+
+
+class ResetEstimates(NamedTuple):
+    """Monte Carlo values from resets at one state, for several K."""
+
+    ks: np.ndarray  # (m,) rollouts per estimate
+    estimates: np.ndarray  # (repeats, m): independent estimates V̂_K, one row per repeat
+    rmse: np.ndarray  # (m,) root-mean-square error of the estimates against the exact V
+    exact_rmse: np.ndarray  # (m,) sqrt(Var[r | s] / K)
+    value: float  # the exact V(s)
+
+
+def reset_estimates(policy: Policy, reward, prompt, prefix, ks, repeats: int = 50, rng=None) -> ResetEstimates:
+    """``repeats`` independent estimates V̂_K(s) for each K in ``ks``, each from K fresh rollouts restarted at s.
+
+    Rollouts come from ``toy.montecarlo.rollouts_from`` (seeded: rng or seed 0); estimates for different K use
+    different rollouts.
+    """
+    repeats = checks.positive_int("repeats", repeats, low=1)
+    ks = np.array([checks.positive_int("K", k, low=1) for k in ks])
+    v, var = value_and_variance(policy, reward, prompt, prefix)
+    r = reward_table(reward, prompt, policy.length, policy.n_actions)
+    rng = np.random.default_rng(0 if rng is None else rng)
+    ys = rollouts_from(policy, prompt, prefix, int(ks.sum()) * repeats, rng)
+    returns = r[tuple(ys.T)].reshape(repeats, -1)
+    bounds = np.concatenate([[0], np.cumsum(ks)])
+    est = np.stack([returns[:, bounds[i]: bounds[i + 1]].mean(axis=1) for i in range(len(ks))], axis=1)
+    rmse = np.sqrt(((est - v) ** 2).mean(axis=0))
+    return ResetEstimates(ks, est, rmse, np.sqrt(var / ks), v)

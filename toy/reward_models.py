@@ -1,0 +1,198 @@
+"""A learned reward model: a Bradley–Terry proxy r̂ fitted to a finite set of noisy comparisons, and what happens
+when a policy is optimised against it (Goodhart's law).
+
+Comparisons: pairs of responses (a, b) sampled from π_ref(· | x), labelled by a noisy judge who prefers a with
+probability σ(s·(r(a) − r(b))) for the true reward r and a sharpness s. The proxy is linear in features φ(y),
+r̂(y) = w·φ(y), and w maximises the Bradley–Terry log-likelihood with a ridge penalty::
+
+    Σ_i log σ(±(r̂(a_i) − r̂(b_i)))  −  (l2/2)·‖w‖²          (+ when a_i won, − when b_i won)
+
+Feature sets: ``additive`` (one weight per position and token: a model that generalises but cannot express
+everything), ``tabular`` (one weight per response: it memorises what it saw and knows nothing else), and
+``both`` (the two together: generalises where it has little data and corrects itself where it has much).
+
+Optimising against the proxy is done exactly, as the toy allows: the KL-regularised optimum
+π*_β(y) ∝ π_ref(y) exp(r̂(y)/β) from ``toy.kl.kl_regularised_optimum``, for a sweep of β.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from . import checks
+from .kl import kl_regularised_optimum, response_kl
+from .policy import Policy, check_prompt
+from .rewards import get_reward, reward_table
+
+PROXY_FEATURES = {
+    "additive": "one weight per position and token (generalises, but cannot express every reward)",
+    "tabular": "one weight per response (memorises the responses it saw, knows nothing of the others)",
+    "both": "additive and tabular together",
+}
+"""The reward model's feature sets."""
+
+
+def _sigmoid(z):
+    return 0.5 * (1.0 + np.tanh(0.5 * z))
+
+
+class Comparisons(NamedTuple):
+    """n labelled comparisons: flat response indices a and b (into the (K,)*L response grid), and whether a won."""
+
+    a: np.ndarray
+    b: np.ndarray
+    a_wins: np.ndarray
+
+
+def sample_comparisons(policy: Policy, reward, prompt, n: int, sharpness: float = 3.0, rng=None) -> Comparisons:
+    """n pairs (a, b) drawn independently from π(· | x); a wins with probability σ(sharpness·(r(a) − r(b)))."""
+    n = checks.positive_int("number of comparisons", n, low=1)
+    sharpness = checks.positive_finite("sharpness", sharpness)
+    rng = np.random.default_rng(0 if rng is None else rng)
+    P = policy.response_probs(prompt).ravel()
+    r = reward_table(reward, prompt, policy.length, policy.n_actions).ravel()
+    a = rng.choice(P.size, n, p=P / P.sum())
+    b = rng.choice(P.size, n, p=P / P.sum())
+    wins = rng.random(n) < _sigmoid(sharpness * (r[a] - r[b]))
+    return Comparisons(a, b, wins)
+
+
+def feature_columns(features: str, length: int, n_actions: int) -> tuple[np.ndarray, int]:
+    """The one-hot features φ(y) of every response, as the columns that are 1: an int array (K^L, q) with rows in
+    C order over the (K,)*L response grid, and the number of features d. (φ has exactly q ones per row.)"""
+    checks.choose("reward-model features", features, PROXY_FEATURES)
+    K, L = n_actions, length
+    n = K**L
+    ys = np.indices((K,) * L).reshape(L, n).T
+    additive = ys + K * np.arange(L)[None, :]  # column t·K + y_t
+    tabular = np.arange(n)[:, None]
+    if features == "additive":
+        return additive, L * K
+    if features == "tabular":
+        return tabular, n
+    return np.hstack([additive, L * K + tabular]), L * K + n
+
+
+def fit_bradley_terry(columns: np.ndarray, n_features: int, data: Comparisons, l2: float = 1.0,
+                      iterations: int = 50) -> np.ndarray:
+    """The ridge-penalised Bradley–Terry weights w (shape (n_features,)) by Newton's method.
+
+    ``columns`` are the one-hot features of each response (from ``feature_columns``). Repeated pairs are pooled
+    (k wins of the lower index in m comparisons of the pair), and only features that some compared response uses
+    enter the solve; the others keep weight 0, their ridge optimum.
+    """
+    l2 = checks.positive_finite("l2", l2)
+    lo, hi = np.minimum(data.a, data.b), np.maximum(data.a, data.b)
+    low_wins = np.where(data.a <= data.b, data.a_wins, ~data.a_wins)
+    keep = lo != hi  # a response compared with itself carries no information
+    w = np.zeros(n_features)
+    if not keep.any():
+        return w
+    pairs, inverse = np.unique(np.stack([lo[keep], hi[keep]], axis=1), axis=0, return_inverse=True)
+    m = np.bincount(inverse.ravel(), minlength=len(pairs)).astype(float)
+    k = np.bincount(inverse.ravel(), weights=low_wins[keep].astype(float), minlength=len(pairs))
+    # d_p = φ(lo) − φ(hi) as 2q (column, ±1) entries per pair, columns renumbered over the features in use.
+    idx = np.hstack([columns[pairs[:, 0]], columns[pairs[:, 1]]])
+    used, idx = np.unique(idx, return_inverse=True)
+    idx = idx.reshape(len(pairs), -1)
+    q = columns.shape[1]
+    sign = np.r_[np.ones(q), -np.ones(q)][None, :]
+    d = len(used)
+    outer = (idx[:, :, None] * d + idx[:, None, :]).ravel()
+    sign_outer = (sign[:, :, None] * sign[:, None, :])
+    v = np.zeros(d)
+    for _ in range(iterations):
+        p = _sigmoid((sign * v[idx]).sum(axis=1))
+        g = k - m * p
+        grad = np.bincount(idx.ravel(), weights=(sign * g[:, None]).ravel(), minlength=d) - l2 * v
+        c = (m * p * (1 - p))[:, None, None]
+        hess = np.bincount(outer, weights=(c * sign_outer).ravel(), minlength=d * d).reshape(d, d)
+        step = np.linalg.solve(hess + l2 * np.eye(d), grad)
+        v += step
+        if np.abs(step).max() < 1e-10:
+            break
+    w[used] = v
+    return w
+
+
+class ProxyReward:
+    """r̂(x, y) = w·φ(y) for one prompt x, fitted to comparisons; a reward function like any other in toy.
+
+    Calling it on another prompt raises ValueError: the reward model only knows the prompt it was trained on.
+    """
+
+    def __init__(self, policy: Policy, reward, prompt, n_comparisons: int, features: str = "both",
+                 sharpness: float = 3.0, l2: float = 1.0, seed: int = 0):
+        self.prompt = check_prompt(prompt)
+        self.reward = get_reward(reward)
+        self.length, self.n_actions = policy.length, policy.n_actions
+        self.features = features
+        self.data = sample_comparisons(policy, reward, prompt, n_comparisons, sharpness, rng=seed)
+        columns, n_features = feature_columns(features, self.length, self.n_actions)
+        self.weights = fit_bradley_terry(columns, n_features, self.data, l2)
+        self.table = self.weights[columns].sum(axis=1).reshape((self.n_actions,) * self.length)
+        self.table.flags.writeable = False
+        self.__name__ = f"proxy({features}, n={n_comparisons})"
+
+    def __call__(self, prompt, response) -> float:
+        if prompt != self.prompt:
+            raise ValueError(f"this reward model was fitted for prompt {self.prompt}, not {prompt!r}")
+        padded = tuple(response) + (self.n_actions - 1,) * (self.length - len(response))  # EOS padding
+        return float(self.table[padded])
+
+    def agreement(self, policy: Policy) -> float:
+        """P(the proxy orders a pair as the true reward does) over pairs y, y' ~ π with r(y) ≠ r(y'), a tie in r̂
+        counting one half (so a proxy that knows nothing scores 0.5)."""
+        P = policy.response_probs(self.prompt).ravel()
+        r = reward_table(self.reward, self.prompt, self.length, self.n_actions).ravel()
+        rh = self.table.ravel()
+        W = P[:, None] * P[None, :] * (r[:, None] > r[None, :])
+        total = W.sum()
+        right = (rh[:, None] > rh[None, :]) + 0.5 * (rh[:, None] == rh[None, :])
+        return float((W * right).sum() / total) if total > 0 else 1.0
+
+
+class OptimisationCurve(NamedTuple):
+    """Along the KL-regularised family π*_β, one entry per β: KL(π*_β ‖ π_ref), E[r̂], E[r]."""
+
+    beta: np.ndarray
+    kl: np.ndarray
+    proxy: np.ndarray
+    true: np.ndarray
+
+
+def optimisation_curve(reference: Policy, optimised, measured, prompt, betas) -> OptimisationCurve:
+    """Optimise ``optimised`` exactly (π*_β ∝ π_ref·exp(r/β)) for each β and measure both rewards under π*_β.
+
+    ``optimised`` and ``measured`` are reward functions (a ProxyReward, or a toy reward for the drift curve).
+    """
+    x = check_prompt(prompt)
+    betas = np.array([checks.positive_finite("beta", b) for b in betas])
+    P_ref = reference.response_probs(x)
+    r_opt = reward_table(optimised, x, reference.length, reference.n_actions)
+    r_true = reward_table(measured, x, reference.length, reference.n_actions)
+    kl, proxy, true = (np.empty(len(betas)) for _ in range(3))
+    for i, beta in enumerate(betas):
+        P = kl_regularised_optimum(reference, _OnePrompt(optimised, x), beta).response_probs(x)
+        kl[i] = response_kl(P, P_ref)
+        proxy[i], true[i] = float((P * r_opt).sum()), float((P * r_true).sum())
+    return OptimisationCurve(betas, kl, proxy, true)
+
+
+class _OnePrompt:
+    """A reward for one prompt, 0 on the others (kl_regularised_optimum solves every prompt; only x is read)."""
+
+    def __init__(self, reward, prompt: int):
+        self.reward, self.prompt = get_reward(reward), prompt
+        self.__name__ = getattr(self.reward, "__name__", "reward")
+
+    def __call__(self, prompt, response) -> float:
+        return self.reward(prompt, response) if prompt == self.prompt else 0.0
+
+    def __eq__(self, other):
+        return isinstance(other, _OnePrompt) and (self.reward, self.prompt) == (other.reward, other.prompt)
+
+    def __hash__(self):
+        return hash((self.reward, self.prompt))

@@ -1,0 +1,124 @@
+"""Supervised fine-tuning on the toy: maximum likelihood on an imperfect expert's demonstrations.
+
+* ``imperfect_expert``: a demonstrator that answers correctly (reward 1 under a 0/1 verifiable reward) a fraction
+  ρ of the time, and otherwise writes a wrong response, each side in proportion to π_ref::
+
+      π_E(y | x) = ρ·π_ref(y | x, r = 1) + (1 − ρ)·π_ref(y | x, r = 0)
+
+* ``fit_sft``: the maximum-likelihood tabular policy for a set of demonstrations. For one softmax per prefix the
+  log-likelihood Σ_i Σ_t log π(y_{i,t} | s_{i,t}) separates by prefix, and its maximiser is the count ratio::
+
+      π_SFT(a | s) = N(s·a) / N(s)
+
+  where N(s) counts the demonstrations that pass through prefix s. A prior of strength α (pseudo-counts from a
+  base policy, as fine-tuning from a pretrained model starts there) gives (N(s·a) + α·π_0(a|s)) / (N(s) + α);
+  α = 0 is pure maximum likelihood, and prefixes no demonstration visits keep π_0.
+
+With α = 0 the SFT policy's distribution over whole responses is exactly the demonstrations' empirical
+distribution, so its success rate is exactly the fraction of correct demonstrations: imitation reproduces the
+demonstrator, and cannot do better than it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import checks
+from .exact import value
+from .policy import PROMPTS, Policy, TabularPolicy, check_prompt
+from .rewards import reward_table
+
+
+def autoregressive(response_probs: dict, base: Policy) -> TabularPolicy:
+    """The tabular policy whose response distribution for prompt x is ``response_probs[x]`` ((K,)*L, summing to 1);
+    prompts not in the dict, and prefixes of probability 0, keep ``base``'s next-token distributions.
+
+    The conditionals are ratios of prefix marginals: π(a | s) = P(s·a) / P(s).
+    """
+    K, L = base.n_actions, base.length
+    logits = [np.array(z) for z in TabularPolicy.from_policy(base).logits]
+    for x, P in response_probs.items():
+        i = PROMPTS.index(check_prompt(x))
+        P = np.asarray(P, dtype=float)
+        if P.shape != (K,) * L or np.any(P < 0) or not np.isclose(P.sum(), 1.0):
+            raise ValueError(f"response_probs[{x}] must be a distribution of shape {(K,) * L}")
+        marg = [None] * (L + 1)
+        marg[L] = P
+        for t in reversed(range(L)):
+            marg[t] = marg[t + 1].sum(axis=-1)
+        for t in range(L):
+            parent = marg[t][..., None]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                cond = np.where(parent > 0, marg[t + 1] / np.where(parent > 0, parent, 1.0), np.nan)
+            seen = parent[..., 0] > 0
+            logits[t][i][seen] = np.log(np.maximum(cond[seen], np.finfo(float).tiny))
+    return TabularPolicy(logits, eos=base.eos)
+
+
+def imperfect_expert(reference: Policy, reward, success_rate: float, prompts=PROMPTS) -> TabularPolicy:
+    """π_E(y|x) = ρ·π_ref(y | x, r = 1) + (1 − ρ)·π_ref(y | x, r = 0) for each prompt: E_{π_E}[r] = ρ exactly.
+
+    ``reward`` must be 0/1 and π_ref must give both outcomes positive probability (0 < V_ref(x) < 1).
+    """
+    rho = checks.in_range("success_rate", success_rate, 0.0, 1.0)
+    out = {}
+    for x in prompts:
+        x = check_prompt(x)
+        R = reward_table(reward, x, reference.length, reference.n_actions)
+        if not np.all((R == 0) | (R == 1)):
+            raise ValueError("imperfect_expert needs a 0/1 reward (for example 'sum_to_target')")
+        P = reference.response_probs(x)
+        p_success = float((P * R).sum())
+        if not 0 < p_success < 1:
+            raise ValueError(f"under this reference policy prompt {x} succeeds with probability {p_success}; "
+                             "an imperfect expert needs both outcomes to be possible")
+        out[x] = rho * P * R / p_success + (1 - rho) * P * (1 - R) / (1 - p_success)
+    return autoregressive(out, reference)
+
+
+def demonstrations(expert: Policy, n: int, prompts=PROMPTS, rng=None) -> dict[int, np.ndarray]:
+    """n responses from the expert for each prompt: {prompt: int array (n, L)}, seeded."""
+    n = checks.positive_int("n", n, low=1)
+    rng = np.random.default_rng(0 if rng is None else rng)
+    return {check_prompt(x): expert.sample(x, n, rng) for x in prompts}
+
+
+def fit_sft(demos: dict, base: Policy, prior_strength: float = 0.0) -> TabularPolicy:
+    """The maximum-likelihood tabular policy on ``demos`` ({prompt: (n, L) responses}), with α = ``prior_strength``
+    pseudo-counts of ``base`` at every visited prefix: π(a|s) = (N(s·a) + α·π_base(a|s)) / (N(s) + α).
+
+    Prompts without demonstrations, and prefixes no demonstration reaches, keep ``base``.
+    """
+    alpha = checks.in_range("prior_strength", prior_strength, 0.0, 1e12)
+    K, L = base.n_actions, base.length
+    logits = [np.array(z) for z in TabularPolicy.from_policy(base).logits]
+    for x, ys in demos.items():
+        i = PROMPTS.index(check_prompt(x))
+        ys = np.asarray(ys)
+        if ys.ndim != 2 or ys.shape[1] != L or ys.size == 0:
+            raise ValueError(f"demonstrations for prompt {x} must be an int array (n, {L}) with n >= 1")
+        if ys.min() < 0 or ys.max() >= K:
+            raise ValueError(f"demonstrations hold tokens outside 0..{K - 1}")
+        for t in range(L):
+            counts = np.zeros((K,) * (t + 1))
+            np.add.at(counts, tuple(ys[:, : t + 1].T), 1.0)
+            total = counts.sum(axis=-1, keepdims=True)
+            prior = base.prefix_probs(x, t)
+            probs = (counts + alpha * prior) / np.where(total + alpha > 0, total + alpha, 1.0)
+            seen = total[..., 0] > 0
+            logits[t][i][seen] = np.log(np.maximum(probs[seen], np.finfo(float).tiny))
+    return TabularPolicy(logits, eos=base.eos)
+
+
+def success_rate(policy: Policy, reward, prompts=PROMPTS) -> float:
+    """Mean over prompts of E_{y~π}[r(x, y)] (for a 0/1 reward, the probability of a correct response)."""
+    return float(np.mean([value(policy, reward, check_prompt(x)) for x in prompts]))
+
+
+def demonstration_success(demos: dict, reward, length: int, n_actions: int) -> float:
+    """Fraction of the demonstrations that are correct, averaged over prompts."""
+    rates = []
+    for x, ys in demos.items():
+        R = reward_table(reward, x, length, n_actions)
+        rates.append(float(R[tuple(np.asarray(ys).T)].mean()))
+    return float(np.mean(rates))

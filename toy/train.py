@@ -1,0 +1,312 @@
+"""Small training loops on a tabular policy, with the expected reward and the KL to π_ref computed exactly each step.
+
+Every run starts from a policy (π_ref unless ``start`` is given) and maximises E[r] − β·KL(π ‖ π_ref) by plain
+gradient ascent on the logits of one softmax per (prompt, prefix), the parameters of a ``toy.TabularPolicy``.
+Each step samples a group of n responses per prompt, scores them with the KL-shaped reward
+
+    r̃(x, y) = r(x, y) − β·log(π(y|x) / π_ref(y|x))        (InstructGPT's penalty; it sums the per-token terms)
+
+turns the scores into advantages with one of the methods below, and moves the logits along
+(1/n) Σ_i Σ_t A_{i,t} ∇ log π(y_{i,t} | s_{i,t}). With ``epochs`` > 1 the same group is reused, and each later pass
+uses PPO's clipped surrogate (ratio to the sampling policy, clipped to [1 − ε, 1 + ε]).
+
+Methods: ``exact`` (the exact gradient of E[r] − β·KL, no sampling: the curve every estimator is chasing), the
+critic-free methods of ``toy.estimators`` (one advantage per response, the same on all its tokens), and, from
+``toy.ppo``, ``ppo`` (a learned critic and GAE) and ``vineppo`` (Monte Carlo values from K restarts).
+
+Runs for several KL coefficients and seeds are computed together as one batch of arrays. The seeds share their
+random numbers across β, so curves for different β differ only through β. Shapes: B runs, P prompts,
+K tokens, L = response length, n = group size; a prefix of depth t is stored as one flat index in C order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import checks, estimators, ppo
+from .exact import value
+from .kl import kl_regularised_optimum, sequence_kl
+from .policy import PROMPTS, Policy, TabularPolicy, check_prompt, reference_policy
+from .rewards import reward_table
+from .trust_region import clipped_gradient_mask
+
+METHODS = {
+    "exact": "exact gradient (no sampling)",
+    **estimators.METHODS,
+    "ppo": "PPO: learned critic + GAE(λ), per-token advantages",
+    "vineppo": "VinePPO: Monte Carlo values from K restarts per prefix",
+}
+"""Every training method: name → one-line description."""
+
+LABELS = {
+    "exact": "exact gradient", "reinforce": "REINFORCE (mean baseline)", "rloo": "RLOO", "remax": "ReMax",
+    "grpo": "GRPO", "dr_grpo": "Dr. GRPO", "ppo": "PPO + critic (GAE)", "vineppo": "VinePPO",
+}
+"""Short display names."""
+
+LEARNING_RATE = 2.0
+"""Default step size on the logits."""
+
+
+@dataclass
+class Curves:
+    """Exact learning curves of a batch of runs. Arrays have shape (len(betas), len(seeds), steps + 1); index 0 is
+    the starting policy, index k the policy after k updates."""
+
+    method: str
+    betas: tuple[float, ...]
+    seeds: tuple[int, ...]
+    reward: np.ndarray  # E_{x ~ prompts, y ~ π}[r(x, y)]
+    kl: np.ndarray  # mean over prompts of KL(π(·|x) ‖ π_ref(·|x))
+    sampled_reward: np.ndarray  # mean reward of the responses sampled at each step, shape (..., steps)
+    final_logits: list  # the last policy of every run: per depth, shape (len(betas), len(seeds), P, K^t, K)
+    prompts: tuple[int, ...] = PROMPTS
+
+    @property
+    def objective(self) -> np.ndarray:
+        """E[r] − β·KL, exactly."""
+        return self.reward - np.asarray(self.betas)[:, None, None] * self.kl
+
+    def band(self, name: str, beta_index: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Mean over seeds and the band mean ± one standard deviation, for ``reward``, ``kl`` or ``objective``."""
+        a = getattr(self, checks.choose("curve", name, {"reward": "reward", "kl": "kl", "objective": "objective"}))
+        a = a[beta_index]
+        mean = a.mean(axis=0)
+        sd = a.std(axis=0, ddof=1) if a.shape[0] > 1 else np.zeros_like(mean)
+        return mean, mean - sd, mean + sd
+
+    def policy(self, beta_index: int = 0, seed_index: int = 0, base: Policy | None = None) -> TabularPolicy:
+        """The trained policy of one run, as a ``TabularPolicy`` (prompts that were not trained keep ``base``)."""
+        return to_policy([z[beta_index, seed_index] for z in self.final_logits], self.prompts, base)
+
+    def first_signal(self) -> np.ndarray:
+        """Step (1-based) at which a run first sampled a response with a nonzero reward; 0 if it never did.
+        Shape (len(betas), len(seeds))."""
+        hit = self.sampled_reward != 0
+        return np.where(hit.any(axis=-1), hit.argmax(axis=-1) + 1, 0)
+
+
+# -- the batched tabular policy -------------------------------------------------------------------------------
+def _softmax(z):
+    z = z - z.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _log_softmax(z):
+    z = z - z.max(axis=-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+
+
+def tabular_logits(policy: Policy, prompts) -> list[np.ndarray]:
+    """The policy's log-probabilities as flat tables: entry t has shape (P, K^t, K)."""
+    K = policy.n_actions
+    return [np.stack([np.log(np.maximum(policy.prefix_probs(x, t), np.finfo(float).tiny)).reshape(K**t, K)
+                      for x in prompts]) for t in range(policy.length)]
+
+
+def to_policy(logits: list[np.ndarray], prompts, base: Policy | None = None) -> TabularPolicy:
+    """A ``TabularPolicy`` from flat tables (P, K^t, K) for ``prompts``; other prompts keep ``base``'s (π_ref)."""
+    base = base or reference_policy(length=len(logits))
+    K = base.n_actions
+    full = [np.array(z) for z in TabularPolicy.from_policy(base).logits]
+    for t, z in enumerate(logits):
+        for i, x in enumerate(prompts):
+            full[t][PROMPTS.index(x)] = z[i].reshape((K,) * (t + 1))
+    return TabularPolicy(full, eos=base.eos)
+
+
+def response_log_probs(log_probs: list[np.ndarray]) -> np.ndarray:
+    """log π(y|x) for every response from per-depth log-probabilities (..., K^t, K): shape (..., K^L)."""
+    out = log_probs[0][..., 0, :]
+    for lp in log_probs[1:]:
+        out = (out[..., :, None] + lp).reshape(lp.shape[:-2] + (-1,))
+    return out
+
+
+def exact_metrics(log_p: np.ndarray, log_ref: np.ndarray, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Exact mean reward and mean KL over prompts: log_p (..., P, K^L), log_ref and R (P, K^L) → two (...,) arrays."""
+    p = np.exp(log_p)
+    reward = (p * R).sum(axis=-1).mean(axis=-1)
+    kl = (p * (log_p - log_ref)).sum(axis=-1).mean(axis=-1)
+    return reward, np.maximum(kl, 0.0)
+
+
+def sample_ids(log_p: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Flat response ids by inverse CDF: log_p (..., M) and uniforms u (..., n) → ints (..., n)."""
+    cdf = np.cumsum(np.exp(log_p), axis=-1)
+    ids = (cdf[..., None, :] < u[..., :, None] * cdf[..., None, -1:]).sum(axis=-1)
+    return np.minimum(ids, log_p.shape[-1] - 1)
+
+
+def token_gradient(probs: list[np.ndarray], ids: np.ndarray, coef: np.ndarray, K: int) -> list[np.ndarray]:
+    """Σ_i Σ_t c_{i,t} ∇ log π(y_{i,t} | s_{i,t}) for flat tables: probs[t] (B, P, K^t, K), response ids (B, P, n),
+    coefficients c (B, P, n, L). Returns one (B, P, K^t, K) array per depth: at prefix s, c summed over the tokens
+    taken there, minus π(· | s) times the same sum (the derivative of a log-softmax)."""
+    L = len(probs)
+    B, P, n = ids.shape
+    run = np.arange(B * P).reshape(B, P, 1)
+    grads = []
+    for t in range(L):
+        prefix_and_token = ids // K ** (L - 1 - t)  # flat index of y_≤t
+        flat = (run * K ** (t + 1) + prefix_and_token).ravel()
+        U = np.bincount(flat, weights=coef[..., t].ravel(), minlength=B * P * K ** (t + 1))
+        U = U.reshape(B, P, K**t, K)
+        grads.append(U - probs[t] * U.sum(axis=-1, keepdims=True))
+    return grads
+
+
+def sampled_token_log_probs(log_probs: list[np.ndarray], ids: np.ndarray, K: int) -> np.ndarray:
+    """log π(y_{i,t} | s_{i,t}) for sampled responses: (B, P, n) ids → (B, P, n, L)."""
+    L = len(log_probs)
+    out = []
+    for t, lp in enumerate(log_probs):
+        prefix, token = ids // K ** (L - t), (ids // K ** (L - 1 - t)) % K
+        flat = lp.reshape(lp.shape[:2] + (-1,))
+        out.append(np.take_along_axis(flat, prefix * K + token, axis=-1))
+    return np.stack(out, axis=-1)
+
+
+# -- training -------------------------------------------------------------------------------------------------
+def train(method: str, *, steps: int = 40, group_size: int = 4, betas=(0.05,), seeds=(0, 1, 2, 3, 4),
+          lr: float = LEARNING_RATE, reward="sum_to_target", reference: Policy | None = None,
+          start: Policy | None = None, prompts=PROMPTS, epochs: int = 1, clip: float = 0.2,
+          lam: float = 0.95, vine_k: int = 9, critic_lr: float = 0.5, critic_features: str | None = None) -> Curves:
+    """Train one method from ``start`` (default: π_ref) for every β in ``betas`` and every seed; see the module
+    docstring. ``lam`` (GAE's λ), ``critic_lr`` and ``critic_features`` are used by ``ppo``, ``vine_k`` (rollouts
+    per state) by ``vineppo``; see ``toy.ppo``.
+
+    Returns ``Curves`` with the exact expected reward and KL to π_ref after every step.
+    """
+    checks.choose("method", method, METHODS)
+    steps = checks.positive_int("steps", steps, low=1, high=2000)
+    n = checks.positive_int("group_size", group_size, low=estimators.MIN_GROUP.get(method, 1), high=256)
+    betas = tuple(checks.in_range("beta", b, 0.0, 100.0) for b in np.atleast_1d(betas))
+    seeds = tuple(checks.positive_int("seed", s, low=0) for s in np.atleast_1d(seeds))
+    if not betas or not seeds:
+        raise ValueError("betas and seeds must each hold at least one value")
+    lr = checks.positive_finite("lr", lr)
+    epochs = checks.positive_int("epochs", epochs, low=1, high=20)
+    clip = checks.in_range("clip", clip, 0.0, 1.0)
+    prompts = tuple(check_prompt(x) for x in prompts)
+    if not prompts:
+        raise ValueError("prompts must hold at least one prompt")
+    reference = reference or reference_policy()
+    start = start or reference
+    if start.length != reference.length or start.n_actions != reference.n_actions:
+        raise ValueError("start and reference must have the same length and action set")
+    K, L, P = reference.n_actions, reference.length, len(prompts)
+    nb, ns = len(betas), len(seeds)
+    B = nb * ns
+
+    R = np.stack([reward_table(reward, x, L, K).ravel() for x in prompts])  # (P, K^L)
+    ref_token = tabular_logits(reference, prompts)  # log π_ref per depth, (P, K^t, K)
+    log_ref = response_log_probs(ref_token)  # (P, K^L)
+    z = [np.broadcast_to(t, (B,) + t.shape).copy() for t in tabular_logits(start, prompts)]
+    beta = np.repeat(np.array(betas), ns)  # run b = (β index, seed index)
+    rngs = [np.random.default_rng(s) for s in seeds]
+
+    helper = None
+    if method in ("ppo", "vineppo"):
+        helper = ppo.TokenAdvantages(method, prompts=prompts, runs=B, length=L, n_actions=K, lam=lam,
+                                     vine_k=vine_k, critic_lr=critic_lr,
+                                     critic_features=critic_features or ppo.CRITIC_FEATURES)
+        extra = helper.uniforms_shape(P, n)
+        ref_b = [np.broadcast_to(lp, (B,) + lp.shape) for lp in ref_token]
+
+    reward_curve = np.empty((B, steps + 1))
+    kl_curve = np.empty((B, steps + 1))
+    sampled = np.zeros((B, steps))
+    for step in range(steps + 1):
+        log_probs = [_log_softmax(t) for t in z]
+        log_p = response_log_probs(log_probs)  # (B, P, K^L)
+        reward_curve[:, step], kl_curve[:, step] = exact_metrics(log_p, log_ref, R)
+        if step == steps:
+            break
+        probs = [np.exp(lp) for lp in log_probs]
+        if method == "exact":
+            w = np.exp(log_p) * (R - beta[:, None, None] * (log_p - log_ref))
+            grads = _exact_gradient(probs, w, K)
+            z = [zt + lr * g for zt, g in zip(z, grads, strict=True)]
+            continue
+        u = np.stack([rng.random((P, n)) for rng in rngs])  # (ns, P, n), shared across β
+        ids = sample_ids(log_p, np.tile(u, (nb, 1, 1)))  # (B, P, n)
+        r = np.take_along_axis(np.broadcast_to(R, (B, P, R.shape[1])), ids, axis=-1)
+        sampled[:, step] = r.mean(axis=(1, 2))
+        log_ratio = np.take_along_axis(log_p, ids, axis=-1) - log_ref[np.arange(P)[:, None], ids]
+        shaped = r - beta[:, None, None] * log_ratio
+        if helper is not None:
+            token_ratio = sampled_token_log_probs(log_probs, ids, K) - sampled_token_log_probs(ref_b, ids, K)
+            u_extra = None
+            if extra:
+                u_extra = np.tile(np.stack([rng.random(extra) for rng in rngs]), (nb,) + (1,) * len(extra))
+                helper.set_tables(log_p - log_ref, np.broadcast_to(R, log_p.shape))
+            A = helper(log_p, ids, r, token_ratio, beta, u_extra)  # (B, P, n, L)
+        else:
+            greedy = None
+            if method == "remax":
+                gid = _greedy_ids(log_probs, K)  # (B, P)
+                g_ratio = np.take_along_axis(log_p, gid[..., None], axis=-1)[..., 0] - log_ref[np.arange(P), gid]
+                greedy = np.take_along_axis(np.broadcast_to(R, (B, P, R.shape[1])), gid[..., None], -1)[..., 0]
+                greedy = greedy - beta[:, None] * g_ratio
+            A = np.repeat(estimators.advantages(method, shaped, greedy)[..., None], L, axis=-1)
+        old_lp = sampled_token_log_probs(log_probs, ids, K)
+        for epoch in range(epochs):
+            if epoch:
+                log_probs = [_log_softmax(t) for t in z]
+                probs = [np.exp(lp) for lp in log_probs]
+            coef = A / n
+            if epoch:
+                ratio = np.exp(sampled_token_log_probs(log_probs, ids, K) - old_lp)
+                coef = coef * ratio * clipped_gradient_mask(ratio, A, clip, clip)
+            grads = token_gradient(probs, ids, coef, K)
+            z = [zt + lr * g for zt, g in zip(z, grads, strict=True)]
+
+    shape = (nb, ns)
+    return Curves(method, betas, seeds, reward_curve.reshape(shape + (-1,)), kl_curve.reshape(shape + (-1,)),
+                  sampled.reshape(shape + (-1,)), [zt.reshape(shape + zt.shape[1:]) for zt in z], prompts)
+
+
+def _exact_gradient(probs, w, K):
+    """Σ_y w(y) ∇ log π(y|x) from response weights w (B, P, K^L): the marginal sums of w over each subtree."""
+    L = len(probs)
+    grads = [None] * L
+    W = w
+    for t in reversed(range(L)):
+        U = W.reshape(W.shape[:2] + (K**t, K))
+        grads[t] = U - probs[t] * U.sum(axis=-1, keepdims=True)
+        W = U.sum(axis=-1)
+    return grads
+
+
+def _greedy_ids(log_probs, K):
+    """Flat id of the greedy response of every run and prompt: (B, P)."""
+    prefix = np.zeros(log_probs[0].shape[:2], dtype=int)
+    for lp in log_probs:
+        row = np.take_along_axis(lp, prefix[..., None, None], axis=2)[:, :, 0]  # (B, P, K)
+        prefix = prefix * K + row.argmax(axis=-1)
+    return prefix
+
+
+def optimum_metrics(beta: float, reward="sum_to_target", reference: Policy | None = None,
+                    prompts=PROMPTS) -> tuple[float, float]:
+    """Expected reward and KL of the KL-regularised optimum π* ∝ π_ref·exp(r/β): where the curves should head.
+    β = 0 gives the best response's reward and the KL of the policy that puts all mass on the best responses."""
+    reference = reference or reference_policy()
+    prompts = tuple(check_prompt(x) for x in prompts)
+    beta = checks.in_range("beta", beta, 0.0, 100.0)
+    if beta == 0:
+        rewards, kls = [], []
+        for x in prompts:
+            R = reward_table(reward, x, reference.length, reference.n_actions)
+            P = reference.response_probs(x)
+            best = R == R.max()
+            rewards.append(float(R.max()))
+            kls.append(float(-np.log(P[best].sum())))
+        return float(np.mean(rewards)), float(np.mean(kls))
+    star = kl_regularised_optimum(reference, reward, beta)
+    rewards = [value(star, reward, x) for x in prompts]
+    kls = [sequence_kl(star, reference, x) for x in prompts]
+    return float(np.mean(rewards)), float(np.mean(kls))
