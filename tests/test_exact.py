@@ -55,6 +55,22 @@ def test_eos_values_match_forward_enumeration():
             brute.token_advantages(pi, fn, 3, (2, toy.EOS, toy.EOS)), atol=1e-12)
 
 
+def test_reach_probabilities_and_return_variances_match_enumeration():
+    pi = toy.reference_policy("tuned", 0.6, length=3)
+    reach = toy.exact.reach_probs(pi, 4)
+    var = toy.exact.return_variances(pi, "count_target", 4)
+    fn = toy.REWARDS["count_target"]
+    for prefix in [(), (0,), (3, 4), (1, 1, 1)]:
+        p = 1.0
+        for t in range(len(prefix)):
+            p *= pi.next_token_probs(4, prefix[:t])[prefix[t]]
+        assert reach[len(prefix)][prefix] == pytest.approx(p, rel=1e-12)
+        comps = list(brute.completions(pi, 4, prefix))
+        mean = sum(q * fn(4, y) for y, q in comps)
+        want = sum(q * (fn(4, y) - mean) ** 2 for y, q in comps)
+        assert var[len(prefix)][prefix] == pytest.approx(want, abs=1e-12)
+
+
 def test_credit_by_position_matches_enumeration():
     pi = toy.reference_policy("pretrained", 1.0, length=3)
     for reward, fn in toy.REWARDS.items():

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import checks
+from . import checks, exact
 from .policy import PROMPTS, RESPONSE_LENGTH, VOCAB_SIZE, Policy, check_prompt
 from .rewards import reward_table
 
@@ -245,19 +245,13 @@ def _all_prefixes(K: int, t: int) -> np.ndarray:
 
 def _reach_and_values(policy: Policy, reward, prompt) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """P(prefix) and exact V(prefix) at depths 0..L: two lists of arrays of shape (K,)*t."""
-    L = policy.length
-    reach = [np.ones(())]
-    for t in range(L):
-        reach.append(reach[t][..., None] * policy.prefix_probs(prompt, t))
-    V = [None] * (L + 1)
-    V[L] = reward_table(reward, prompt, L, policy.n_actions)
-    for t in reversed(range(L)):
-        V[t] = (policy.prefix_probs(prompt, t) * V[t + 1]).sum(axis=-1)
-    return reach, V
+    return exact.reach_probs(policy, prompt), exact.values(policy, reward, prompt)
 
 
 def value_error(critic: Critic, policy: Policy, reward, prompt) -> float:
-    """Visit-weighted RMS error of the critic against the exact V over the non-terminal states::
+    """Visit-weighted RMS error of the critic against the exact V over the non-terminal states.
+
+    It is::
 
         sqrt( (1/L) Σ_{t<L} Σ_{y_<t} P(y_<t | x) · (V̂(x, y_<t) − V(x, y_<t))² )
     """
@@ -292,11 +286,7 @@ def monte_carlo_error(policy: Policy, reward, prompt, k) -> float:
     since the mean of K independent returns is unbiased with variance Var[r | s] / K.
     """
     k = checks.positive_int("k", k, low=1)
-    reach, V = _reach_and_values(policy, reward, prompt)
+    reach, var_r = exact.reach_probs(policy, prompt), exact.return_variances(policy, reward, prompt)
     L = policy.length
-    second = [None] * (L + 1)
-    second[L] = V[L] ** 2
-    for t in reversed(range(L)):
-        second[t] = (policy.prefix_probs(prompt, t) * second[t + 1]).sum(axis=-1)
-    var = sum(float((reach[t] * (second[t] - V[t] ** 2)).sum()) for t in range(L)) / L
+    var = sum(float((reach[t] * var_r[t]).sum()) for t in range(L)) / L
     return float(np.sqrt(max(var, 0.0) / k))

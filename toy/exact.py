@@ -35,6 +35,31 @@ def values(policy: Policy, reward, prompt) -> list[np.ndarray]:
     return V
 
 
+def reach_probs(policy: Policy, prompt) -> list[np.ndarray]:
+    """P(y_<t | x), the chance that π writes each prefix: a list of L+1 arrays, entry t of shape (K,)*t."""
+    policy = _check_policy(policy)
+    reach = [np.ones(())]
+    for t in range(policy.length):
+        reach.append(reach[t][..., None] * policy.prefix_probs(prompt, t))
+    return reach
+
+
+def return_variances(policy: Policy, reward, prompt) -> list[np.ndarray]:
+    """Var[r | s] at every prefix: a list of L+1 arrays, entry t of shape (K,)*t (zero at complete responses).
+
+    Var[r | s] = E[r² | s] − V(s)², with E[r² | s] by the same backward induction as V.
+    """
+    V = values(policy, reward, prompt)
+    L = policy.length
+    second = V[L] ** 2
+    out = [None] * (L + 1)
+    out[L] = np.zeros(second.shape)
+    for t in reversed(range(L)):
+        second = (policy.prefix_probs(prompt, t) * second).sum(axis=-1)
+        out[t] = np.maximum(second - V[t] ** 2, 0.0)
+    return out
+
+
 def value(policy: Policy, reward, prompt, prefix=()) -> float:
     """V^π(s) for the state s = (prompt, prefix): the expected reward of completing ``prefix`` with π."""
     policy = _check_policy(policy)

@@ -17,6 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import checks
+from .exact import values
 from .policy import Policy, check_prompt
 from .rewards import reward_table
 
@@ -90,10 +91,7 @@ def gradient_moments(policy: Policy, reward, prompt, baseline: str = "value") ->
     x = check_prompt(prompt)
     L = policy.length
     probs = [policy.prefix_probs(x, t) for t in range(L)]
-    V = [None] * (L + 1)
-    V[L] = reward_table(reward, x, L, policy.n_actions)
-    for t in reversed(range(L)):
-        V[t] = (probs[t] * V[t + 1]).sum(axis=-1)
+    V = values(policy, reward, x)
     reach = np.ones(())
     signal = 0.0
     score_sq = np.zeros(())  # ‖∇ log π(y_≤t)‖² accumulated along the prefix

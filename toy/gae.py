@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import checks
-from .exact import advantage_table, values
+from .exact import advantage_table, return_variances, values
 from .montecarlo import mc_value
 from .policy import Policy, check_prompt
 from .rewards import reward_table
@@ -74,20 +74,6 @@ def advantage_errors(table: np.ndarray, policy: Policy, reward, prompt) -> np.nd
     if table.shape != A.shape:
         raise ValueError(f"advantage table must have shape {A.shape}, got {table.shape}")
     return np.tensordot(P, (table - A) ** 2, axes=policy.length)
-
-
-def return_variances(policy: Policy, reward, prompt) -> list[np.ndarray]:
-    """Var[r | s] at every prefix of depth 0..L (shape (K,)*t; 0 at complete responses)."""
-    prompt = check_prompt(prompt)
-    L = policy.length
-    V = values(policy, reward, prompt)
-    second = reward_table(reward, prompt, L, policy.n_actions) ** 2
-    out = [None] * (L + 1)
-    out[L] = np.zeros(second.shape)
-    for t in reversed(range(L)):
-        second = (policy.prefix_probs(prompt, t) * second).sum(axis=-1)
-        out[t] = np.maximum(second - V[t] ** 2, 0.0)
-    return out
 
 
 def vine_errors(policy: Policy, reward, prompt, k: int) -> np.ndarray:

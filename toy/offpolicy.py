@@ -18,8 +18,8 @@ from typing import NamedTuple
 import numpy as np
 
 from . import checks
+from .exact import values
 from .policy import Policy, TabularPolicy, check_prompt
-from .rewards import reward_table
 
 
 def reward_gradient(policy: TabularPolicy, reward, prompt) -> list[np.ndarray]:
@@ -27,10 +27,7 @@ def reward_gradient(policy: TabularPolicy, reward, prompt) -> list[np.ndarray]:
     x = check_prompt(prompt)
     L = policy.length
     probs = [policy.prefix_probs(x, t) for t in range(L)]
-    V = [None] * (L + 1)
-    V[L] = reward_table(reward, x, L, policy.n_actions)
-    for t in reversed(range(L)):
-        V[t] = (probs[t] * V[t + 1]).sum(axis=-1)
+    V = values(policy, reward, x)
     reach, grads = np.ones(()), []
     for t in range(L):
         grads.append(reach[..., None] * probs[t] * (V[t + 1] - V[t][..., None]))

@@ -12,6 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import checks
+from .exact import return_variances, values
 from .montecarlo import rollouts_from
 from .policy import Policy
 from .rewards import reward_table
@@ -24,13 +25,9 @@ def value_and_variance(policy: Policy, reward, prompt, prefix=()) -> tuple[float
     prefix = checks.tokens("prefix", prefix, policy.n_actions)
     if len(prefix) > policy.length:
         raise ValueError(f"prefix {prefix!r} has {len(prefix)} tokens; allowed: at most {policy.length}")
-    r = reward_table(reward, prompt, policy.length, policy.n_actions)
-    m1, m2 = r, r**2
-    for t in reversed(range(len(prefix), policy.length)):
-        probs = policy.prefix_probs(prompt, t)
-        m1, m2 = (probs * m1).sum(axis=-1), (probs * m2).sum(axis=-1)
-    v, second = float(m1[prefix]), float(m2[prefix])
-    return v, max(second - v * v, 0.0)
+    depth = len(prefix)
+    return (float(values(policy, reward, prompt)[depth][prefix]),
+            float(return_variances(policy, reward, prompt)[depth][prefix]))
 
 
 class ResetEstimates(NamedTuple):

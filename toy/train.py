@@ -270,15 +270,11 @@ def train(method: str, *, steps: int = 40, group_size: int = 4, betas=(0.05,), s
 
 
 def _exact_gradient(probs, w, K):
-    """Σ_y w(y) ∇ log π(y|x) from response weights w (B, P, K^L): the marginal sums of w over each subtree."""
-    L = len(probs)
-    grads = [None] * L
-    W = w
-    for t in reversed(range(L)):
-        U = W.reshape(W.shape[:2] + (K**t, K))
-        grads[t] = U - probs[t] * U.sum(axis=-1, keepdims=True)
-        W = U.sum(axis=-1)
-    return grads
+    """Σ_y w(y) ∇ log π(y|x) from response weights w (B, P, K^L), in this module's flat layout (B, P, K^t, K)."""
+    B, P, L = w.shape[0], w.shape[1], len(probs)
+    nested = [p.reshape((B, P) + (K,) * (t + 1)) for t, p in enumerate(probs)]
+    grads = estimators.gradient_from_weights(nested, w.reshape((B, P) + (K,) * L))
+    return [g.reshape(p.shape) for g, p in zip(grads, probs, strict=True)]
 
 
 def _greedy_ids(log_probs, K):

@@ -74,7 +74,7 @@ class CheckResult:
         return self.status == "pass"
 
     def __str__(self) -> str:
-        mark = {"pass": "✅", "not implemented": "⏳"}.get(self.status, "❌")
+        mark = {"pass": "✓", "not implemented": "…"}.get(self.status, "✗")
         return f"{mark} {self.exercise}: {self.message}"
 
     def _repr_mimebundle_(self, include=None, exclude=None):

@@ -258,7 +258,7 @@ def value_estimates() -> Explorer:
         V = exact.values(pi, reward, PROMPT)
         r = float(V[L][y])
         critic = _critics(reward, feat, n_data)[0]
-        var = gae.return_variances(pi, reward, PROMPT)
+        var = exact.return_variances(pi, reward, PROMPT)
         mse = {
             "mse_critic": _critic_errors(reward, feat, n_data, lam),
             "mse_exact": gae.gae_exact_value_errors(pi, reward, PROMPT, lam),
