@@ -150,9 +150,16 @@ def _drop_thebe_config(app, doctree, docname):
             node.parent.remove(node)
 
 
+def _notebooks_always_outdated(app, env, added, changed, removed):
+    """Re-read (so re-execute) every notebook on every build: its outputs depend on ``toy``, which Sphinx does not
+    track, so an unchanged notebook would otherwise keep outputs computed by an older ``toy``."""
+    return [doc for doc in env.found_docs if str(env.doc2path(doc)).endswith(".ipynb") and doc not in added | changed]
+
+
 def setup(app):
     os.environ["TOY_EXPLORER_VIEW"] = "static"
     app.connect("config-inited", _vendor_static)
+    app.connect("env-get-outdated", _notebooks_always_outdated)
     app.connect("build-finished", _remove_vendored)
     app.connect("html-page-context", _page_assets, priority=990)
     app.connect("doctree-resolved", _drop_thebe_config, priority=900)
