@@ -185,4 +185,4 @@ def random_setting(rng: np.random.Generator, length: int | None = None) -> tuple
     return preset, temperature, length
 
 
-from . import section41, section42, section44, section45  # noqa: E402, F401  (each registers its exercises)
+from . import section41, section42, section43, section44, section45  # noqa: E402, F401  (each registers its exercises)
