@@ -14,7 +14,7 @@ From that one description come
   ``FigureWidget`` in one batch;
 * a **static view** (in the built book, no kernel): every output evaluated at build time on the grid of the
   controls it depends on, stored in the page as float64, and a small page script
-  (``book/_static/toy-explorer.js``) that only looks values up and redraws the figure;
+  (``book/_static/toy/toy-explorer.js``) that only looks values up and redraws the figure;
 * **tests**, which set controls from Python and read the same figure data the views show.
 
 Which view an explorer shows when displayed is chosen by the environment variable ``TOY_EXPLORER_VIEW``

@@ -14,6 +14,8 @@ from plotly.subplots import make_subplots
 
 EXACT = dict(color="#1f77b4")
 SEQUENCE = dict(color="#ff7f0e", pattern=dict(shape="/", fgcolor="#7a3a00", solidity=0.3))
+PATTERNS = ("", "/", ".", "x", "\\", "+", "-", "|")
+"""Bar fill patterns, so that series differ by more than colour."""
 FONT = dict(family="system-ui, -apple-system, Segoe UI, Roboto, sans-serif", size=13)
 
 
@@ -65,8 +67,9 @@ def distribution_bars(distributions: dict, labels: list[str], title: str, xtitle
                       ytitle: str = "probability") -> go.Figure:
     """Grouped bars, one series per entry of ``distributions`` (name → array of len(labels))."""
     fig = go.Figure()
-    for name, p in distributions.items():
-        fig.add_bar(x=labels, y=list(p), name=str(name), hovertemplate="%{x}: %{y:.3f}<extra>" + str(name) + "</extra>")
+    for k, (name, p) in enumerate(distributions.items()):
+        fig.add_bar(x=labels, y=list(p), name=str(name), marker=dict(pattern=dict(shape=PATTERNS[k % len(PATTERNS)])),
+                    hovertemplate="%{x}: %{y:.3f}<extra>" + str(name) + "</extra>")
     fig.update_xaxes(title_text=xtitle)
     fig.update_yaxes(title_text=ytitle, rangemode="tozero")
     fig.update_layout(barmode="group")

@@ -9,7 +9,8 @@
   screen readers): about 0.8 MB instead of the 1.2 MB ``tex-chtml.js`` bundle, whose extra 0.4 MB is the
   right-click menu. Nothing of MathJax is committed to the repository.
 * Leaves out the theme's ``fontawesome.js`` (1.5 MB, only for custom SVG icons): the theme's CSS already draws
-  every icon it uses from its own FontAwesome web fonts.
+  every icon it uses from its own FontAwesome web fonts; and Sphinx's search scripts and index on pages other than
+  the search page (the theme needs them there only for search-as-you-type, which is off).
 * Thebe stays off (it needs a remote Binder kernel): with ``launch_buttons.thebe`` false, sphinx-thebe's page
   scripts and config are removed, so no page carries a dormant script that points at a CDN. Inline scripts that
   Sphinx 7.4 registers twice (its registry stores them as ``None``, the builder as ``""``) are written once.
@@ -36,6 +37,7 @@ MATHJAX_LOAD = ["input/tex", "output/chtml", "a11y/assistive-mml"]
 MATHJAX_FILES = ("startup.js", "core.js", "input/tex.js", "input/tex", "output/chtml.js", "output/chtml",
                  "a11y/assistive-mml.js")
 FONTAWESOME_JS = "_static/scripts/fontawesome.js"
+SEARCH_SCRIPTS = ("'_static/searchtools.js'", "'_static/language_data.js'", "'searchindex.js'")
 PLOTLY_JS = "plotly.min.js"
 EXPLORER_JS = "toy/toy-explorer.js"
 DESIGN_JS, DESIGN_CSS = "design-tabs.js", "sphinx-design.min.css"  # sphinx-design: only on pages that use it
@@ -69,25 +71,35 @@ def _vendor_static(app, config):
     config.html_static_path = list(config.html_static_path) + [str(folder)]
     config.mathjax_path = f"mathjax/{MATHJAX_ENTRY}"
     config.mathjax3_config = {**(config.mathjax3_config or {}), "loader": {"load": MATHJAX_LOAD}}
-    config.templates_path = [str(_theme_macros_without_fontawesome_js(folder))] + list(config.templates_path)
+    search_as_you_type = bool(config.html_theme_options.get("search_as_you_type", False))
+    config.templates_path = [str(_theme_overrides(folder, search_as_you_type))] + list(config.templates_path)
 
 
-def _theme_macros_without_fontawesome_js(folder: Path) -> Path:
-    """A copy of pydata-sphinx-theme's webpack-macros.html without its fontawesome.js script, as a template override.
+def _theme_overrides(folder: Path, search_as_you_type: bool) -> Path:
+    """Template overrides, made from pydata-sphinx-theme's own templates with lines left out:
 
-    Fails loudly if the theme's template no longer has exactly that script tag (for example after an upgrade).
+    * ``static/webpack-macros.html`` without the ``fontawesome.js`` script (1.5 MB);
+    * ``pydata_sphinx_theme/layout.html`` without Sphinx's search scripts and search index (about 0.1 MB, growing
+      with the book) on every page: the theme uses them only for search-as-you-type, which is off; the search page
+      loads its own.
+
+    Fails loudly if a template no longer has exactly those lines (for example after a theme upgrade).
     """
     import pydata_sphinx_theme
 
-    name = "static/webpack-macros.html"
-    original = Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme" / name
-    lines = original.read_text().splitlines(keepends=True)
-    kept = [line for line in lines if FONTAWESOME_JS not in line]
-    if len(lines) - len(kept) != 1:
-        raise RuntimeError(f"expected one {FONTAWESOME_JS} script in {original}; update book/_ext/toybook.py")
+    theme = Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme"
+    drops = {"static/webpack-macros.html": (FONTAWESOME_JS,)}
+    if not search_as_you_type:
+        drops["layout.html"] = SEARCH_SCRIPTS
     override = folder / "templates"
-    (override / name).parent.mkdir(parents=True)
-    (override / name).write_text("".join(kept))
+    for name, needles in drops.items():
+        lines = (theme / name).read_text().splitlines(keepends=True)
+        kept = [line for line in lines if not any(n in line for n in needles)]
+        if len(lines) - len(kept) != len(needles):
+            raise RuntimeError(f"expected one line for each of {needles} in {theme / name}: update toybook.py")
+        target = override / (name if name.startswith("static/") else f"pydata_sphinx_theme/{name}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("".join(kept))
     return override
 
 

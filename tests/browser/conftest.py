@@ -226,10 +226,16 @@ def explorer_spec(page, eid: str) -> dict:
     return page.evaluate("id => { const s = window.toyExplorers[id].spec; return {...s, data: null}; }", eid)
 
 
-def read_explorer(page, eid: str) -> dict:
-    """The explorer's state, DOM control values, and the data its figure div holds for every bound attribute."""
-    return page.evaluate("""id => {
+def read_explorer(page, eid: str, redraws: int = 0) -> dict:
+    """The explorer's state, DOM control values, and the data its figure div holds for every bound attribute,
+    read once it has completed at least ``redraws`` redraws."""
+    return page.evaluate("""async ([id, n]) => {
         const api = window.toyExplorers[id];
+        const deadline = performance.now() + 20000;
+        while (api.redraws() < n) {
+            if (performance.now() > deadline) throw new Error(id + ': ' + api.redraws() + ' redraws, expected ' + n);
+            await new Promise(r => setTimeout(r, 2));
+        }
         const get = (o, path) => path.split('.').reduce((v, k) => (v == null ? v : v[k]), o);
         const gd = api.figure;
         const controls = {};
@@ -246,11 +252,7 @@ def read_explorer(page, eid: str) -> dict:
             layout: api.spec.layout.map(([path]) => get(gd.layout, path)),
             drawnBars: gd.querySelectorAll('.bars .point path').length,
         };
-    }""", eid)
-
-
-def wait_redraws(page, eid: str, count: int) -> None:
-    page.wait_for_function("([id, n]) => window.toyExplorers[id].redraws() >= n", arg=[eid, count])
+    }""", [eid, redraws])
 
 
 def unwrap(text: str) -> str:
@@ -486,3 +488,55 @@ def live_bars(page, label: str) -> dict:
 
 def focus_live_slider(page, label: str) -> None:
     page.evaluate(f"""() => ({LIVE_EXPLORER_JS})({json.dumps(label)}).slider.querySelector('.noUi-handle').focus()""")
+
+
+# -- one visit per page, shared by the read-only checks ---------------------------------------------------------
+PAGE_REPORT_JS = """() => {
+    const figures = [...document.querySelectorAll('.js-plotly-plot')].map(gd => ({
+        traces: gd._fullData.filter(t => t.visible === true).length,
+        drawn: gd.querySelectorAll('.main-svg g.trace, .main-svg g.hm, .main-svg g.table').length,
+        barTraces: gd._fullData.filter(t => t.visible === true && t.type === 'bar').length,
+        bars: gd.querySelectorAll('.bars .point path').length,
+    }));
+    const math = [...document.querySelectorAll('span.math, div.math')];
+    return {
+        figures,
+        explorers: document.querySelectorAll('.toy-explorer').length,
+        ready: document.querySelectorAll('.toy-explorer[data-ready="true"]').length,
+        brokenExplorers: [...document.querySelectorAll('.toy-explorer-figure')]
+            .filter(d => /could not start|did not load/.test(d.textContent)).length,
+        math: math.length,
+        typeset: math.filter(m => m.querySelector('mjx-container')).length,
+        mathErrors: document.querySelectorAll('mjx-merror').length,
+        title: document.querySelector('main h1') ? document.querySelector('main h1').textContent : '',
+        download: [...document.querySelectorAll('a.btn-download-source-button')].map(a => a.href),
+        launch: [...document.querySelectorAll('.dropdown-launch-buttons a')].map(a => a.href),
+        thebe: document.querySelectorAll('.thebe-launch-button, script[type="text/x-thebe-config"]').length
+            + [...document.scripts].filter(s => /thebe/i.test(s.src + s.textContent)).length,
+    };
+}"""
+
+
+@pytest.fixture(scope="session")
+def visit(browser, site_url):
+    """visit(doc, *scripts) -> (log, report, [result of each script]): the page opened once at 1280 px, scrolled
+    through and read; later calls for the same page evaluate their scripts in that same, still open page."""
+    cache: dict = {}
+
+    def run(doc: str, *scripts: str):
+        if doc not in cache:
+            page, log = open_book_page(browser, page_url(site_url, doc), scroll=True)
+            report = page.evaluate(PAGE_REPORT_JS)
+            report["loaded"] = list(log.loaded)  # what the page itself loaded, before the test fetches its source
+            if report["download"]:
+                report["source"] = page.evaluate(
+                    "async url => { const r = await fetch(url); return [r.status, await r.text()]; }",
+                    report["download"][0])
+            save_artifact(f"console-warnings-{slug(doc)}.txt", "\n".join(log.console_warnings))
+            cache[doc] = (page, log, report)
+        page, log, report = cache[doc]
+        return log, report, [page.evaluate(s) for s in scripts]
+
+    yield run
+    for page, _, _ in cache.values():
+        close(page)

@@ -19,33 +19,8 @@ PAGE_BUDGET = 2_000_000  # bytes: the HTML and everything it loads, except the s
 SHARED = ("/_static/plotly.min.js",)
 
 
-def test_page_loads_offline_with_no_errors_and_renders(bt, browser, site_url, book_doc):
-    page, log = bt.open_book_page(browser, bt.page_url(site_url, book_doc), scroll=True)
-    try:
-        report = page.evaluate("""() => {
-            const figures = [...document.querySelectorAll('.js-plotly-plot')].map(gd => ({
-                traces: gd._fullData.filter(t => t.visible === true).length,
-                drawn: gd.querySelectorAll('.main-svg g.trace, .main-svg g.hm, .main-svg g.table')
-                    .length,
-                barTraces: gd._fullData.filter(t => t.visible === true && t.type === 'bar').length,
-                bars: gd.querySelectorAll('.bars .point path').length,
-            }));
-            const math = [...document.querySelectorAll('span.math, div.math')];
-            return {
-                figures,
-                explorers: document.querySelectorAll('.toy-explorer').length,
-                ready: document.querySelectorAll('.toy-explorer[data-ready="true"]').length,
-                brokenExplorers: [...document.querySelectorAll('.toy-explorer-figure')]
-                    .filter(d => /could not start|did not load/.test(d.textContent)).length,
-                math: math.length,
-                typeset: math.filter(m => m.querySelector('mjx-container')).length,
-                mathErrors: document.querySelectorAll('mjx-merror').length,
-                title: document.querySelector('main h1') ? document.querySelector('main h1').textContent : '',
-            };
-        }""")
-        bt.save_artifact(f"console-warnings-{bt.slug(book_doc)}.txt", "\n".join(log.console_warnings))
-    finally:
-        bt.close(page)
+def test_page_loads_offline_with_no_errors_and_renders(bt, visit, book_doc):
+    log, report, _ = visit(book_doc)
     assert log.requests, "the page made no requests at all"
     assert log.problems() == [], f"{book_doc}: " + "\n".join(log.problems())
     assert report["title"].strip(), f"{book_doc} has no title"
@@ -71,31 +46,21 @@ def test_the_book_has_explorers_and_math(bt, browser, site_url):
     assert formulas >= 10
 
 
-def test_page_offers_its_notebook_and_launch_buttons(bt, browser, site_url, book_doc):
+def test_page_offers_its_notebook_and_launch_buttons(bt, visit, book_doc):
     """Download the page's source (the .ipynb as stored: no outputs); Binder and Colab links to the repository;
     no Thebe."""
     config = yaml.safe_load((bt.ROOT / "_config.yml").read_text())
     repo = config["repository"]["url"].removeprefix("https://github.com/").rstrip("/")
     branch = config["repository"]["branch"]
     notebook = bt.ROOT / f"{book_doc}.ipynb"
-    page, log = bt.open_book_page(browser, bt.page_url(site_url, book_doc))
-    try:
-        links = page.evaluate("""() => ({
-            download: [...document.querySelectorAll('a.btn-download-source-button')].map(a => a.href),
-            launch: [...document.querySelectorAll('.dropdown-launch-buttons a')].map(a => a.href),
-            thebe: document.querySelectorAll('.thebe-launch-button, script[type="text/x-thebe-config"]').length
-                + [...document.scripts].filter(s => /thebe/i.test(s.src + s.textContent)).length,
-        })""")
-        assert len(links["download"]) == 1, links
-        source = page.evaluate("async url => { const r = await fetch(url); return [r.status, await r.text()]; }",
-                               links["download"][0])
-    finally:
-        bt.close(page)
-    assert source[0] == 200, f"the download button's {links['download'][0]} answered {source[0]}"
+    _, links, _ = visit(book_doc)
+    assert len(links["download"]) == 1, links
+    status, text = links["source"]
+    assert status == 200, f"the download button's {links['download'][0]} answered {status}"
     assert links["thebe"] == 0, "Thebe is off: no Thebe button, config or script may be on the page"
     if notebook.exists():
         assert links["download"][0].endswith(f"{book_doc}.ipynb")
-        downloaded = json.loads(source[1])
+        downloaded = json.loads(text)
         assert downloaded == json.loads(notebook.read_text()), "the downloaded notebook differs from the repository's"
         assert all(not c.get("outputs") for c in downloaded["cells"] if c["cell_type"] == "code")
         assert sorted(links["launch"]) == sorted([
@@ -106,15 +71,26 @@ def test_page_offers_its_notebook_and_launch_buttons(bt, browser, site_url, book
         assert links["launch"] == [], "launch buttons belong on notebook pages only"
 
 
-def test_chapter_page_weight(bt, browser, site_url, chapter_doc):
+def test_chapter_page_weight(bt, visit, chapter_doc):
     """The HTML and everything it loads (scrolled through, so late fonts count), except the shared plotly.min.js."""
-    page, log = bt.open_book_page(browser, bt.page_url(site_url, chapter_doc), scroll=True)
-    bt.close(page)
+    log, report, _ = visit(chapter_doc)
     assert log.problems() == []
-    own = [(url, size) for url, size in log.loaded if not url.split("?")[0].endswith(SHARED)]
+    own = [(url, size) for url, size in report["loaded"] if not url.split("?")[0].endswith(SHARED)]
     total = sum(size for _, size in own)
     lines = [f"{size:>10,} {url}" for url, size in sorted(own, key=lambda x: -x[1])]
     bt.save_artifact(f"weight-{bt.slug(chapter_doc)}.txt", f"{total:,} bytes\n" + "\n".join(lines))
     assert any(url.endswith(f"{chapter_doc}.html") for url, _ in own)
     assert total <= PAGE_BUDGET, f"{chapter_doc} weighs {total:,} bytes (budget {PAGE_BUDGET:,}):\n" + "\n".join(
         lines[:12])
+
+
+def test_search_works_offline(bt, browser, site_url):
+    """The search page finds the chapter's words with the book's own index (the other pages leave the index out)."""
+    page, log = bt.open_book_page(browser, f"{site_url}/search.html?q=advantage")
+    try:
+        page.wait_for_function("() => document.querySelectorAll('#search-results li').length > 0", timeout=20_000)
+        hits = page.evaluate("() => [...document.querySelectorAll('#search-results li a')].map(a => a.href)")
+    finally:
+        bt.close(page)
+    assert log.problems() == []
+    assert any("chapters/04-the-llm-as-a-policy/" in h for h in hits), hits

@@ -8,6 +8,7 @@ keyboard, and the FigureWidget's drawn bars change, to the values toy computes a
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import numpy as np
@@ -52,8 +53,11 @@ def test_figure_4_1_is_live_in_jupyterlab(bt, browser, tmp_path):
     assert moved["paths"] != start["paths"], "the bars did not change"
     default = TEMPERATURES.index(1.0)
     assert start["readout"] == "1" and moved["readout"] == f"{TEMPERATURES[default + 1]:.3g}", (start, moved)
-    # The redrawn bars are toy's numbers at the new temperature (the notebook shows prompt 2's Figure 4.1).
-    explorer = bt.build_explorer("credit_assignment", '{"prompt": 2}')
+    # The redrawn bars are toy's numbers at the new temperature (Figure 4.1 as the notebook calls it).
+    calls = [kwargs for name, kwargs in bt._notebook_calls(NOTEBOOK.removesuffix(".ipynb"))
+             if name == "credit_assignment"]
+    assert len(calls) == 1, calls
+    explorer = bt.build_explorer("credit_assignment", json.dumps(calls[0], sort_keys=True))
     for when, temperature in [(start, 1.0), (moved, TEMPERATURES[default + 1])]:
         fig = explorer.figure_for(temperature=temperature)
         for k, trace in enumerate(fig.data):

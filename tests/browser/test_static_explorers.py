@@ -63,8 +63,8 @@ class Driver:
         return f"#{self.eid}-{control.name}"
 
     def expect_redraws(self, n: int) -> None:
+        """The move causes ``n`` redraws; the next check waits for them."""
         self.redraws += n
-        self.bt.wait_redraws(self.page, self.eid, self.redraws)
 
     # -- moves through the real controls -----------------------------------------------------------------------
     def choose(self, control, i: int) -> None:
@@ -111,7 +111,7 @@ class Driver:
     # -- the check after every move ----------------------------------------------------------------------------
     def check(self, move: str) -> None:
         bt, ex = self.bt, self.explorer
-        got = bt.read_explorer(self.page, self.eid)
+        got = bt.read_explorer(self.page, self.eid, self.redraws)
         where = f"{self.doc} {self.spec['title']!r} after {move} at {self.indices}"
         assert got["state"] == self.indices, f"{where}: page state {got['state']}"
         for c in ex.controls:
@@ -184,10 +184,10 @@ def test_figure_4_1_is_driven_and_matches_toy_directly(bt, browser, site_url):
             c = d.explorer._control[name]
             (d.keys_to if c.kind == "slider" else d.choose)(c, i)
             d.check(f"{name} -> {i}")
-        before = bt.read_explorer(page, d.eid)["traces"]
+        before = bt.read_explorer(page, d.eid, d.redraws)["traces"]
         d.keys_to(d.explorer._control["temperature"], 1)
         d.check("temperature one step right")
-        after = bt.read_explorer(page, d.eid)["traces"]
+        after = bt.read_explorer(page, d.eid, d.redraws)["traces"]
     finally:
         bt.close(page)
     assert before != after, "moving the temperature slider did not change the bars"

@@ -2,11 +2,13 @@
 // Each .toy-explorer element carries a JSON payload: controls, outputs precomputed by `toy` at build time
 // (float64, base64), and bindings from outputs to the figure's traces and title. This script only looks
 // values up and redraws; it computes nothing. Exposes window.toyExplorers (element id -> API) for tests.
-// It also fits every plotly figure's title and subplot titles to narrow screens (line breaks, layout only).
+// It also makes every plotly figure on the page fit its column, whatever its width (layout only, no numbers):
+// titles, subplot titles, axis titles and legend entries broken into lines when too long, margins grown for
+// cut-off tick labels, figures resized when their column settles, fixed-width figures narrowed to the column.
 (function () {
   "use strict";
 
-  // -- Titles that fit: break a title or subplot title into lines when the figure is too narrow for it. ----
+  // -- Texts that fit: break a title, axis title or legend entry into lines when the figure is too narrow. ----
   const ruler = document.createElement("canvas").getContext("2d");
   function textWidth(text, font) {
     ruler.font = font.size + "px " + font.family;
@@ -41,12 +43,25 @@
     return memo[key];
   }
   const LINE = 1.3;  // line height, in font sizes
+  const NARROW = 600;  // figures narrower than this (pixels) also get their tick labels checked
   function fitTexts(gd) {
     const fl = gd._fullLayout;
     if (!fl || !fl.width || gd._toyFitting) return Promise.resolve();
     const W = fl.width;
     const plotW = W - fl.margin.l - fl.margin.r;
     const updates = {};
+    // Panels stacked one above another: text lines added by wrapping inside the gap between two panels (a lower
+    // panel's subplot title, an upper panel's x-axis title) are paid for by a taller figure, so nothing overlaps.
+    const yDomains = (fl._subplots.yaxis || []).map((id) => fl["yaxis" + id.slice(1)]).filter(Boolean)
+      .map((ax) => ax.domain);
+    const gaps = {};
+    function addToGap(lower, extra) {  // `lower`: paper y of the top of the panel below the gap
+      let upper = null;
+      yDomains.forEach(([lo]) => { if (lo > lower + 1e-6 && (upper === null || lo < upper)) upper = lo; });
+      if (upper === null || extra <= 0) return;
+      const gap = gaps[lower.toFixed(4)] || (gaps[lower.toFixed(4)] = { size: upper - lower, extra: 0 });
+      gap.extra += extra;
+    }
     // Subplot titles (paper-anchored annotations without arrows): wrap; those on the top edge need room above.
     let topBlock = 0;
     (fl.annotations || []).forEach((a, i) => {
@@ -54,32 +69,34 @@
       const t = given(gd, "annotation" + i, a.text);
       t.shown = wrapText(t.given, a.font, room(fl.margin.l + a.x * plotW, autoAnchor(a.xanchor, a.x), W));
       if (t.shown !== a.text) updates["annotations[" + i + "].text"] = t.shown;
-      if (a.yref === "paper" && a.y >= 0.99) topBlock = Math.max(topBlock, t.shown.split("<br>").length * a.font.size * LINE);
+      const lines = t.shown.split("<br>").length;
+      if (a.yref === "paper" && a.y >= 0.99) topBlock = Math.max(topBlock, lines * a.font.size * LINE);
+      else if (a.yref === "paper") addToGap(a.y, (lines - 1) * a.font.size * LINE);
     });
     // The figure's title: wrap; when it takes several lines, hang it from the top and make the top margin fit.
     const title = fl.title;
     const hasTitle = gd.layout.title && (typeof gd.layout.title === "string" || gd.layout.title.text);
+    let titleTop = null;  // when the title takes several lines: its offset from the top, in pixels
+    let marginGrowth = 0;
     if (hasTitle && title.text) {
       const t = given(gd, "title", title.text);
       const top = given(gd, "top", fl.margin.t);
-      const y = given(gd, "title.y", title.y);
       const anchor = given(gd, "title.yanchor", title.yanchor);
       const x = title.xref === "paper" ? fl.margin.l + title.x * plotW : title.x * W;
       t.shown = wrapText(t.given, title.font, room(x, autoAnchor(title.xanchor, title.x), W));
       const lines = t.shown.split("<br>").length;
       if (lines > 1) {
         const pad = 8;  // plotly sets a top-anchored title about one font size too high: hang it that much lower
-        y.shown = 1 - (pad + title.font.size) / fl.height;
+        titleTop = pad + title.font.size;
         anchor.shown = "top";
         top.shown = Math.max(top.given, 2 * pad + lines * title.font.size * LINE + topBlock);
       } else {
-        y.shown = y.given;
         anchor.shown = anchor.given;
         top.shown = top.given;
       }
+      marginGrowth = top.shown - top.given;
       if (t.shown !== title.text) updates["title.text"] = t.shown;
       if (top.shown !== fl.margin.t) updates["margin.t"] = top.shown;
-      if (y.shown !== title.y) updates["title.y"] = y.shown;
       if (anchor.shown !== title.yanchor) updates["title.yanchor"] = anchor.shown;
     }
     // Axis titles longer than their axis: wrap, and let plotly make room for the extra lines.
@@ -94,13 +111,38 @@
         updates[name + ".title.text"] = t.shown;
         if (t.shown.includes("<br>")) updates[name + ".automargin"] = true;
       }
+      const anchorAxis = letter === "xaxis" && ax.anchor && fl["yaxis" + ax.anchor.slice(1)];
+      if (anchorAxis && anchorAxis.domain[0] > 0.01) {  // an inner x axis: its title sits in the gap below
+        let below = null;
+        const bottom = anchorAxis.domain[0];
+        yDomains.forEach(([, hi]) => { if (hi < bottom - 1e-6 && (below === null || hi > below)) below = hi; });
+        if (below !== null) addToGap(below, (t.shown.split("<br>").length - 1) * ax.title.font.size * LINE);
+      }
     }));
-    // Tick labels or axis titles cut off at the figure's edge: let plotly make the margins fit them.
-    const box = gd.getBoundingClientRect();
-    const cut = [...gd.querySelectorAll(".xtick text, .ytick text, .g-xtitle text, .g-ytitle text")].some((t) => {
-      const r = t.getBoundingClientRect();
-      return r.width > 0 && (r.left < box.left - 1 || r.right > box.right + 1);
-    });
+    // A taller figure for the lines added above: the plot area keeps its height, every gap gets its extra lines.
+    const height = given(gd, "height", fl.height);
+    let grow = 0;
+    Object.values(gaps).forEach((g) => { grow = Math.max(grow, g.extra / g.size); });
+    height.shown = height.given + marginGrowth + grow;
+    if (Math.abs(height.shown - fl.height) > 0.5) {
+      updates.height = height.shown;
+      if (fl.autosize) updates.autosize = true;  // after height: setting a height alone turns plotly's autosize off
+    }
+    const titleY = given(gd, "title.y", fl.title ? fl.title.y : "auto");
+    titleY.shown = titleTop === null ? titleY.given : 1 - titleTop / height.shown;
+    if (fl.title && titleY.shown !== fl.title.y) updates["title.y"] = titleY.shown;
+    const wrap = gd.parentElement;  // plotly's HTML wraps a figure in a div of its fixed height
+    if (wrap && !gd.closest(".toy-explorer") && /px$/.test(wrap.style.height)) wrap.style.height = height.shown + "px";
+    // Tick labels or axis titles cut off at the figure's edge (on narrow figures; measuring costs a layout):
+    // let plotly make the margins fit them.
+    let cut = false;
+    if (W < NARROW) {
+      const box = gd.getBoundingClientRect();
+      cut = [...gd.querySelectorAll(".xtick text, .ytick text, .g-xtitle text, .g-ytitle text")].some((t) => {
+        const r = t.getBoundingClientRect();
+        return r.width > 0 && (r.left < box.left - 1 || r.right > box.right + 1);
+      });
+    }
     if (cut) {
       ["xaxis", "yaxis"].forEach((letter) => (fl._subplots[letter] || []).forEach((id) => {
         const name = letter + id.slice(1);
@@ -119,8 +161,13 @@
     }
     if (!Object.keys(updates).length && !names.length) return Promise.resolve();
     gd._toyFitting = true;
-    const done = names.length ? Plotly.update(gd, { name: names }, updates, indices) : Plotly.relayout(gd, updates);
-    return Promise.resolve(done).finally(() => { gd._toyFitting = false; });
+    try {
+      const done = names.length ? Plotly.update(gd, { name: names }, updates, indices) : Plotly.relayout(gd, updates);
+      return Promise.resolve(done).finally(() => { gd._toyFitting = false; });
+    } catch (err) {
+      gd._toyFitting = false;
+      throw err;
+    }
   }
   // Follow the figure's container: plotly's own `responsive` only listens to window resizes, so a column that
   // settles to its width later (the theme's sidebars) left figures wider than the page. Then refit the titles.
