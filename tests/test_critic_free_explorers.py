@@ -65,13 +65,43 @@ def test_value_estimates_errors_are_the_closed_forms():
 
 def test_training_curves_show_the_runs_and_the_optimum():
     ex = cf.training_curves()
+    steps, marks = list(cf.CURVE_STEPS), list(cf.CHECKPOINTS)
     for beta in (cf.BETAS[0], cf.BETAS[-1]):
         fig = ex.figure_for(method="grpo", n=cf.TRAIN_SIZES[-1], beta=beta)
         runs = cf.training_runs("grpo", cf.TRAIN_SIZES[-1])
         b = cf.BETAS.index(beta)
-        mean = runs.reward[b].mean(axis=0)[:: cf.STRIDE]
-        sel = [t for t in fig.data if t.name == "chosen method: mean"]
-        np.testing.assert_allclose(sel[0].y, mean)
-        opt = [t for t in fig.data if t.name == "KL-regularised optimum π*"]
+        mean, sd = runs.reward[b].mean(axis=0), runs.reward[b].std(axis=0, ddof=1)
+        by_name = {}
+        for trace in fig.data:
+            by_name.setdefault(trace.name, []).append(trace)
+        np.testing.assert_allclose(by_name["GRPO"][0].y, mean[steps])
+        np.testing.assert_array_equal(by_name["GRPO"][0].x, steps)
+        sel = by_name["chosen method: mean ± 1 sd over seeds"]
+        np.testing.assert_array_equal(sel[0].x, marks)
+        np.testing.assert_allclose(sel[0].y, mean[marks])
+        np.testing.assert_allclose(sel[0].error_y.array, sd[marks])
+        np.testing.assert_allclose(sel[1].y, runs.kl[b].mean(axis=0)[marks])
+        opt = by_name["KL-regularised optimum π*"]
         np.testing.assert_allclose(opt[0].y, toy.train.optimum_metrics(beta)[0])
         np.testing.assert_allclose(opt[1].y, toy.train.optimum_metrics(beta)[1])
+        assert f"E[r] = {mean[-1]:.3f}" in fig.layout.title.text
+    # The exact gradient samples nothing: its curve is the same for every group size, and has no spread.
+    exact = [ex.figure_for(method="exact", n=n).data[1] for n in cf.TRAIN_SIZES]
+    assert exact[0].name == "exact gradient" and all(np.array_equal(e.y, exact[0].y) for e in exact)
+    np.testing.assert_allclose(ex.figure_for(method="exact").data[-1].error_y.array, 0.0, atol=1e-12)
+
+
+def test_training_curves_series_differ_by_more_than_colour():
+    """In each panel, no two series share a line dash and width (or a marker): colour is never the only cue."""
+    fig = cf.training_curves().figure
+    panels = {}
+    for trace in fig.data:
+        look = (trace.mode, trace.line.dash, trace.line.width, trace.marker.symbol)
+        panels.setdefault(trace.xaxis, []).append(look)
+    for looks in panels.values():
+        assert len(looks) == len(set(looks)) == len(cf.TRAIN_METHODS) + 2
+
+
+def test_training_curves_fit_the_page():
+    """The precomputed view stays small: the whole 4.5 page has a budget of 2 MB, most of it the shared theme."""
+    assert len(cf.training_curves().static_html()) < 60_000

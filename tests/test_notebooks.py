@@ -27,7 +27,10 @@ def test_stored_without_outputs_and_without_path_hacks(path):
             assert cell.outputs == [] and cell.execution_count is None, f"{path.name}: outputs are stored"
             assert not re.search(r"sys\.path|os\.chdir|PYTHONPATH", cell.source), f"{path.name}: path manipulation"
     assert "widgets" not in nb.metadata, f"{path.name}: widget state is stored"
-    assert any("import toy" in c.source for c in nb.cells if c.cell_type == "code")
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert any("import toy" in c.source for c in code)
+    # on Colab (a launch button) the first code cell installs toy; elsewhere it does nothing
+    assert "colab-setup" in code[0].metadata.get("tags", []) and "google.colab" in code[0].source
 
 
 @pytest.mark.slow

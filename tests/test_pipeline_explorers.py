@@ -34,6 +34,9 @@ def test_sft_then_rl_starts_at_the_sft_policy_and_marks_the_expert():
             np.testing.assert_allclose(fig.data[4].y, rho)
             np.testing.assert_allclose(fig.data[5].y, demo_rate)
             assert fig.data[3].y[0] == pytest.approx(toy.sft.success_rate(pipeline.base_policy(base), "sum_to_target"))
+    # Each band is in its line's legend group, so the two series differ by the line's dash, not by colour only.
+    assert [(t.legendgroup, t.line.dash) for t in fig.data[:4:2]] == [("sft", None), ("base", None)]
+    assert [(t.legendgroup, t.line.dash) for t in fig.data[1:4:2]] == [("sft", "solid"), ("base", "dash")]
     # On the sharp base, RL from SFT ends above the expert and above RL from the base.
     fig = ex.figure_for(base="sharp", rho=0.5, n_demos=64)
     assert fig.data[1].y[-1] > 0.5 and fig.data[1].y[-1] > fig.data[3].y[-1]

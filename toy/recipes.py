@@ -17,11 +17,13 @@ from . import figures
 
 @dataclass(frozen=True)
 class Stage:
-    """One stage of a recipe: its name, the kind of feedback it uses, and the data it learns from."""
+    """One stage of a recipe: its name, the kind of feedback it uses, the data it learns from (short: it is drawn
+    under the stage's box), and an optional note (shown with the data when the reader points at the box)."""
 
     name: str
     kind: str
     data: str
+    note: str = ""
 
 
 KINDS = {
@@ -32,7 +34,7 @@ KINDS = {
 }
 """Kinds of feedback: how each is drawn (colour, marker symbol and border dash differ, so not only colour)."""
 
-PRETRAIN = Stage("Pretraining", "instructive", "a large text corpus (next-token prediction)")
+PRETRAIN = Stage("Pretraining", "instructive", "a large text corpus", "next-token prediction")
 
 RECIPES = {
     "InstructGPT": (
@@ -40,34 +42,41 @@ RECIPES = {
         [PRETRAIN,
          Stage("SFT", "instructive", "demonstrations written by people"),
          Stage("Reward model", "preference", "people's comparisons of model outputs"),
-         Stage("RL (PPO)", "evaluative", "prompts; the reward model's score, KL to SFT")],
+         Stage("RL (PPO)", "evaluative", "the reward model's score; KL to SFT", "on prompts from users")],
     ),
     "Tülu 3": (
         "lambert2024tulu3",
         [PRETRAIN,
-         Stage("SFT", "instructive", "instruction–response demonstrations"),
+         Stage("SFT", "instructive", "instructions with written responses"),
          Stage("DPO", "preference", "pairs of responses, one preferred"),
-         Stage("RLVR", "evaluative", "prompts with answers a program can verify")],
+         Stage("RLVR", "evaluative", "prompts whose answers a program checks",
+               "RL with verifiable rewards")],
     ),
     "DeepSeek-R1-Zero": (
         "deepseek2025r1",
         [PRETRAIN,
-         Stage("RL (GRPO)", "evaluative", "rule-based accuracy and format rewards; no SFT at all")],
+         Stage("RL (GRPO)", "evaluative", "rule-checked accuracy and format", "no SFT at all")],
     ),
     "DeepSeek-R1": (
         "deepseek2025r1",
         [PRETRAIN,
          Stage("Cold-start SFT", "instructive", "a small set of demonstrations"),
-         Stage("Reasoning RL", "evaluative", "reasoning prompts, rule-based rewards"),
+         Stage("Reasoning RL", "evaluative", "reasoning tasks, rewards by rule"),
          Stage("Rejection sampling", "selection", "the RL model's own samples, filtered"),
-         Stage("SFT", "instructive", "the new dataset built from those samples"),
+         Stage("SFT", "instructive", "the kept samples as a new dataset"),
          Stage("RL, all scenarios", "evaluative", "prompts of every kind and their rewards")],
     ),
 }
 """Recipe name → (bibliography key, stages in order). Facts from the chapter's section 4.4 and its citations."""
 
+COLUMNS = 4
+"""Stages drawn side by side; a longer recipe continues on the next row (so the boxes fit a phone's screen)."""
+NAME_WIDTH, DATA_WIDTH = 11, 14
+"""Characters per line of a stage's name (in its box) and of its data (under it): short enough for four boxes
+side by side on a 400 px wide screen."""
 
-def _wrap(text: str, width: int = 22) -> str:
+
+def _wrap(text: str, width: int) -> str:
     words, lines, line = text.split(), [], ""
     for w in words:
         if line and len(line) + 1 + len(w) > width:
@@ -85,48 +94,71 @@ def _tint(hex_color: str, alpha: float = 0.15) -> str:
 
 
 def pipeline_figure(recipes: dict | None = None) -> go.Figure:
-    """One lane per recipe, one box per stage (left to right), each box labelled with its stage and, below it,
-    the data it learns from. Box colour, border dash and a marker symbol give the kind of feedback."""
+    """The recipes one under another: each recipe's name above its row of stages (left to right, at most
+    ``COLUMNS`` to a row), each box labelled with its stage and, under it, the data it learns from; pointing at a
+    box shows all of it. Box colour, border dash and a marker symbol give the kind of feedback.
+
+    The y axis counts pixels (the figure's height is fixed), so the texts keep their places at every width; the
+    x axis counts columns, so the boxes share whatever width the page gives them."""
     recipes = RECIPES if recipes is None else recipes
     fig = go.Figure()
-    names = list(recipes)
-    width, gap = 1.0, 0.3
-    lane_height = 1.5
-    n_max = max(len(stages) for _, stages in recipes.values())
-    for lane, name in enumerate(names):
-        y = -lane * lane_height
-        _, stages = recipes[name]
+    row_height, name_band, box_height = 118, 22, 36  # pixels
+    pad = 0.06  # of a column, on either side of a box: the arrows run in the gap
+    rows = 0
+    hover = {kind: ([], [], [], []) for kind in KINDS}  # kind -> (x, y, text, corner)
+    for name, (_, stages) in recipes.items():
+        per_row = -(-len(stages) // -(-len(stages) // COLUMNS))  # rows as even as they can be
         for i, stage in enumerate(stages):
+            row, col = rows + i // per_row, i % per_row
+            top = -row * row_height - name_band
+            y = top - box_height / 2
+            x0, x1 = col + pad, col + 1 - pad
             kind = KINDS[stage.kind]
-            x0 = i * (width + gap)
-            fig.add_shape(type="rect", x0=x0, x1=x0 + width, y0=y - 0.25, y1=y + 0.25,
+            fig.add_shape(type="rect", x0=x0, x1=x1, y0=top - box_height, y1=top,
                           line=dict(color=kind["color"], width=2, dash=kind["dash"]),
                           fillcolor=_tint(kind["color"]), layer="below")
-            fig.add_annotation(x=x0 + width / 2 + 0.05, y=y, text=f"<b>{_wrap(stage.name, 10)}</b>", showarrow=False,
+            fig.add_annotation(x=(x0 + x1) / 2, y=y, text=f"<b>{_wrap(stage.name, NAME_WIDTH)}</b>", showarrow=False,
                                font=dict(size=11))
-            fig.add_annotation(x=x0 + width / 2, y=y - 0.32, text=_wrap(stage.data, 20), showarrow=False,
-                               yanchor="top", font=dict(size=10, color="#444"))
-            if i:
-                fig.add_annotation(x=x0, y=y, ax=x0 - gap, ay=y, xref="x", yref="y", axref="x", ayref="y",
-                                   text="", showarrow=True, arrowhead=2, arrowsize=1.2, arrowwidth=1.5,
+            fig.add_annotation(x=(x0 + x1) / 2, y=top - box_height - 4, text=_wrap(stage.data, DATA_WIDTH),
+                               showarrow=False, yanchor="top", font=dict(size=10, color="#444"))
+            if col:
+                fig.add_annotation(x=x0, y=y, ax=x0 - 2 * pad, ay=y, xref="x", yref="y", axref="x", ayref="y",
+                                   text="", showarrow=True, arrowhead=2, arrowsize=1, arrowwidth=1.5,
                                    arrowcolor="#555")
-        fig.add_annotation(x=-0.08, y=y, text=f"<b>{name}</b>", showarrow=False, xanchor="right",
-                           font=dict(size=13))
-    # Invisible markers carry the legend (shapes have none) and a hover text for every stage.
+            elif i:  # the recipe goes on in the next row: a line from the row above's last box into this one
+                above, turn = y + row_height, top + name_band / 2
+                side = per_row + 0.2 if per_row < COLUMNS else COLUMNS - pad / 2  # down a free column if any
+                fig.add_shape(type="path", line=dict(color="#555", width=1.5),
+                              path=f"M {per_row - pad},{above} L {side},{above} L {side},{turn} L 0.5,{turn}")
+                fig.add_annotation(x=0.5, y=top, ax=0.5, ay=turn, xref="x", yref="y", axref="x", ayref="y",
+                                   text="", showarrow=True, arrowhead=2, arrowsize=1, arrowwidth=1.5,
+                                   arrowcolor="#555")
+            xs, ys, texts, corner = hover[stage.kind]
+            xs.append((x0 + x1) / 2)
+            ys.append(y)
+            corner.append((x0, top))
+            detail = f" ({stage.note})" if stage.note else ""
+            texts.append(f"<b>{name}</b>, stage {i + 1} of {len(stages)}: {stage.name}<br>"
+                         f"learns from {stage.data}{detail}<br>{kind['label']}")
+        fig.add_annotation(x=pad, y=-rows * row_height - name_band / 2 + 2, text=f"<b>{name}</b>",
+                           showarrow=False, xanchor="left", font=dict(size=13))
+        rows += -(-len(stages) // per_row)
+    # A marker on each box's corner gives the kind of feedback by symbol and carries the legend (shapes have
+    # none); an invisible one over the box's middle shows everything about the stage when pointed at.
     for kind_name, kind in KINDS.items():
-        xs, ys, texts = [], [], []
-        for lane, name in enumerate(names):
-            for i, stage in enumerate(recipes[name][1]):
-                if stage.kind == kind_name:
-                    xs.append(i * (width + gap) + 0.09)
-                    ys.append(-lane * lane_height + 0.13)
-                    texts.append(f"{name}: {stage.name}<br>learns from {stage.data}")
-        fig.add_scatter(x=xs, y=ys, mode="markers", name=kind["label"], text=texts,
-                        hovertemplate="%{text}<extra></extra>",
-                        marker=dict(symbol=kind["symbol"], size=9, color=kind["color"]))
-    fig.update_xaxes(visible=False, range=[-1.6, n_max * (width + gap) - gap + 0.05], title_text="stage, in order")
-    fig.update_yaxes(visible=False, range=[-(len(names) - 1) * lane_height - 0.95, 0.45], title_text="recipe")
+        xs, ys, texts, corner = hover[kind_name]
+        fig.add_scatter(x=[c[0] for c in corner], y=[c[1] for c in corner], mode="markers", name=kind["label"],
+                        legendgroup=kind_name, hoverinfo="skip",
+                        marker=dict(symbol=kind["symbol"], size=10, color=kind["color"],
+                                    line=dict(color="white", width=1)))
+        fig.add_scatter(x=xs, y=ys, mode="markers", name=kind["label"], legendgroup=kind_name, showlegend=False,
+                        text=texts, hovertemplate="%{text}<extra></extra>",
+                        marker=dict(symbol=kind["symbol"], size=34, color=kind["color"], opacity=0))
+    top_margin, bottom_margin = 60, 100
+    fig.update_xaxes(visible=False, range=[0, COLUMNS], fixedrange=True, title_text="stage, in order")
+    fig.update_yaxes(visible=False, range=[-rows * row_height, 0], fixedrange=True, title_text="recipe")
     figures.base_layout(fig, "Post-training recipes, stage by stage, with the data each stage learns from",
-                        height=150 + 140 * len(names))
-    fig.update_layout(legend=dict(y=-0.02), margin=dict(l=10, r=10, t=60, b=60), plot_bgcolor="white")
+                        height=top_margin + rows * row_height + bottom_margin)
+    fig.update_layout(legend=dict(y=-0.01), margin=dict(l=4, r=4, t=top_margin, b=bottom_margin),
+                      plot_bgcolor="white", hovermode="closest")
     return fig

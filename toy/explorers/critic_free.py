@@ -31,9 +31,25 @@ STYLE = {
     estimators.EXACT_CRITIC: dict(color="#222222", dash="solid", symbol="star"),
     "exact": dict(color="#222222", dash="solid", symbol="star"),
     "ppo": dict(color="#ff7f0e", dash="longdashdot", symbol="cross"),
-    "vineppo": dict(color="#17becf", dash="dot", symbol="hexagon"),
+    "vineppo": dict(color="#17becf", dash="6px,2px,2px,2px,2px,2px", symbol="hexagon"),
 }
 """Colour, line dash and marker of every method: series differ by more than colour."""
+
+UNUSED_TEMPLATE_PARTS = ("coloraxis", "colorscale", "geo", "mapbox", "polar", "scene", "ternary")
+"""Parts of the plotly template for subplot kinds and colour scales that none of these figures has."""
+
+
+def _base_layout(fig, height: int):
+    """The book's look (``figures.base_layout``), keeping only the part of its template that the figure uses.
+
+    The full template also holds defaults for every other trace type, 3-d scenes, maps and polar axes: about 6 KB
+    that each explorer would store in the page for nothing. What is kept draws exactly as before."""
+    figures.base_layout(fig, "", height=height)
+    t = fig.layout.template.to_plotly_json()
+    used = {trace.type for trace in fig.data}
+    fig.layout.template = dict(data={k: v for k, v in t["data"].items() if k in used},
+                               layout={k: v for k, v in t["layout"].items() if k not in UNUSED_TEMPLATE_PARTS})
+    return fig
 
 
 # -- one group's advantages beside exact credit ---------------------------------------------------------------
@@ -109,7 +125,7 @@ def group_advantages() -> Explorer:
     fig.update_xaxes(title_text="position in response 1", row=1, col=1)
     fig.update_xaxes(title_text="response i in the group", dtick=1, row=2, col=1)
     fig.update_layout(barmode="group", bargap=0.25)
-    figures.base_layout(fig, "", height=640)
+    _base_layout(fig, 640)
     fig.update_layout(legend=dict(y=-0.12), margin=dict(b=120))
     tokens = " ".join("{" + f"y{t}:.0f" + "}" for t in range(L))
     return Explorer(
@@ -193,7 +209,7 @@ def estimator_variance() -> Explorer:
     fig.update_yaxes(type="log", title_text="relative variance", row=1, col=1)
     fig.update_yaxes(title_text="scale", row=2, col=1)
     fig.update_yaxes(title_text="degrees", rangemode="tozero", row=3, col=1)
-    figures.base_layout(fig, "", height=820)
+    _base_layout(fig, 820)
     fig.update_layout(legend=dict(y=-0.08), margin=dict(b=110))
     return Explorer(
         title="Bias and variance of the critic-free gradient estimates, exactly",
@@ -303,7 +319,7 @@ def value_estimates() -> Explorer:
     fig.update_yaxes(title_text="mean squared error", rangemode="tozero", row=2, col=1)
     fig.update_xaxes(title_text="position in the response", row=2, col=1)
     fig.update_layout(barmode="group")
-    figures.base_layout(fig, "", height=700)
+    _base_layout(fig, 700)
     fig.update_layout(legend=dict(y=-0.1), margin=dict(b=130))
     tokens = " ".join("{" + f"y{t}:.0f" + "}" for t in range(L))
     return Explorer(
@@ -337,13 +353,19 @@ def value_estimates() -> Explorer:
 
 # -- training curves ------------------------------------------------------------------------------------------
 TRAIN_METHODS = tuple(train.METHODS)
-TRAIN_SIZES = (2, 4, 8, 16)
-BETAS = (0.0, 0.02, 0.1, 0.5)
+TRAIN_SIZES = (2, 4, 16)
+BETAS = (0.0, 0.1, 0.5)
 TRAIN_STEPS = 40
 TRAIN_SEEDS = (0, 1, 2, 3, 4)
 TRAIN_LR = 4.0
-STRIDE = 2
-"""Curves are drawn at every STRIDE-th step (the page stays small)."""
+CURVE_STEPS = (0, 1, 2, 3, 4, 6, 8, 10, 12, 15, 20, 25, 30, 35, 40)
+"""Steps at which the curves are drawn: close together early, where they move fast (the page stays small)."""
+CHECKPOINTS = (10, 20, 30, 40)
+"""Steps at which the chosen method's spread over seeds is drawn."""
+TRAIN_LINES = {m: dict(color=STYLE[m]["color"], dash=STYLE[m]["dash"], width=1.5) for m in TRAIN_METHODS}
+TRAIN_LINES["exact"]["width"] = TRAIN_LINES["reinforce"]["width"] = 3
+"""Line of each method in the training curves. No two share a dash and a width: the exact gradient's solid line
+is wider than RLOO's, and REINFORCE's wide dots stay visible under Dr. GRPO's identical curve."""
 
 
 @cache
@@ -360,58 +382,57 @@ def _optimum(beta: float) -> tuple[float, float]:
 
 
 def training_curves() -> Explorer:
-    """Exact expected reward and KL to π_ref during training, for every method (thin lines: means over seeds) and
-    the chosen one (thick line and band: mean ± one standard deviation over 5 seeds); dashed: the KL-regularised
-    optimum. Controls: method, group size n, KL coefficient β."""
-    steps = list(range(0, TRAIN_STEPS + 1, STRIDE))
+    """Exact expected reward and KL to π_ref during training: every method's mean over seeds (lines), the chosen
+    method's mean ± one standard deviation over the seeds at a few steps (markers and error bars), and the
+    KL-regularised optimum (wide grey line). Controls: method, group size n, KL coefficient β."""
+    steps, marks = list(CURVE_STEPS), list(CHECKPOINTS)
 
     def compute(state):
         method, n, beta = state["method"], int(state["n"]), state["beta"]
         b = BETAS.index(beta)
         out = {}
         for metric in ("reward", "kl"):
-            m, lo, hi = (a[::STRIDE] for a in training_runs(method, n).band(metric, b))
-            out[f"band_{metric}"] = np.concatenate([hi, lo[::-1]])
-            out[f"sel_{metric}"] = m
+            m, lo, hi = training_runs(method, n).band(metric, b)
+            out[f"sel_{metric}"] = m[marks]
+            out[f"sd_{metric}"] = (hi - m)[marks]
             out[f"final_{metric}"] = m[-1]
             for other in TRAIN_METHODS:
-                out[f"{metric}_{other}"] = training_runs(other, n).band(metric, b)[0][::STRIDE]
+                out[f"{metric}_{other}"] = training_runs(other, n).band(metric, b)[0][steps]
         opt_r, opt_kl = _optimum(beta)
-        out.update(opt_reward=np.full(len(steps), opt_r), opt_kl=np.full(len(steps), opt_kl), opt_r=opt_r,
-                   opt_k=opt_kl)
+        out.update(opt_reward=[opt_r, opt_r], opt_kl=[opt_kl, opt_kl], opt_r=opt_r, opt_k=opt_kl)
         return out
 
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
                         subplot_titles=("Expected reward E[r] (exact)", "KL(π ‖ π_ref) (exact)"))
     traces, outputs = [], {}
     for col, metric in enumerate(("reward", "kl"), start=1):
-        fig.add_scatter(x=steps + steps[::-1], y=[0.0] * (2 * len(steps)), fill="toself", showlegend=col == 1,
-                        fillcolor="rgba(31,119,180,0.18)", line=dict(width=0), hoverinfo="skip",
-                        name="chosen method: ± 1 sd over seeds", legendgroup="band", row=1, col=col)
-        traces.append((len(fig.data) - 1, "y", [f"band_{metric}"]))
+        fig.add_scatter(x=[0, TRAIN_STEPS], y=[0.0, 0.0], mode="lines", name="KL-regularised optimum π*",
+                        legendgroup="opt", showlegend=col == 1, line=dict(color="rgba(0,0,0,0.2)", width=7),
+                        hovertemplate="π*: %{y:.3f}<extra></extra>", row=1, col=col)
+        traces.append((len(fig.data) - 1, "y", [f"opt_{metric}"]))
         for m in TRAIN_METHODS:
-            st = STYLE[m]
             fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines", name=train.LABELS[m], legendgroup=m,
-                            showlegend=col == 1, line=dict(color=st["color"], dash=st["dash"], width=1.2),
+                            showlegend=col == 1, line=TRAIN_LINES[m],
                             hovertemplate="step %{x}: %{y:.3f}<extra>" + train.LABELS[m] + "</extra>",
                             row=1, col=col)
             traces.append((len(fig.data) - 1, "y", [f"{metric}_{m}"]))
-            outputs[f"{metric}_{m}"] = ("n", "beta")
-        fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines", name="chosen method: mean", legendgroup="sel",
-                        showlegend=col == 1, line=dict(color="#1f77b4", width=4),
-                        hovertemplate="step %{x}: %{y:.3f}<extra>chosen</extra>", row=1, col=col)
-        traces.append((len(fig.data) - 1, "y", [f"sel_{metric}"]))
-        fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines", name="KL-regularised optimum π*",
-                        legendgroup="opt", showlegend=col == 1, line=dict(color="#444", dash="dash", width=1.5),
+            # The exact gradient samples nothing: its curves do not depend on n.
+            outputs[f"{metric}_{m}"] = ("beta",) if m == "exact" else ("n", "beta")
+        fig.add_scatter(x=marks, y=[0.0] * len(marks), mode="markers", name="chosen method: mean ± 1 sd over seeds",
+                        legendgroup="sel", showlegend=col == 1,
+                        marker=dict(symbol="circle-open", size=11, color="#222", line=dict(width=2.5)),
+                        error_y=dict(type="data", array=[0.0] * len(marks), visible=True, thickness=2, width=6,
+                                     color="#222"),
+                        hovertemplate="step %{x}: %{y:.3f} ± %{error_y.array:.3f}<extra>chosen</extra>",
                         row=1, col=col)
-        traces.append((len(fig.data) - 1, "y", [f"opt_{metric}"]))
-    fig.update_xaxes(title_text="training step")
-    fig.update_yaxes(title_text="E[r]", range=[0, 1.02], row=1, col=1)
+        traces += [(len(fig.data) - 1, "y", [f"sel_{metric}"]), (len(fig.data) - 1, "error_y.array", [f"sd_{metric}"])]
+    fig.update_xaxes(title_text="training step", range=[-1, TRAIN_STEPS + 1])
+    fig.update_yaxes(title_text="E[r]", range=[0, 1.04], row=1, col=1)
     fig.update_yaxes(title_text="KL (nats)", rangemode="tozero", row=1, col=2)
-    figures.base_layout(fig, "", height=560)
+    _base_layout(fig, 560)
     fig.update_layout(legend=dict(y=-0.2), margin=dict(b=170))
     sel = ("method", "n", "beta")
-    outputs.update({"band_reward": sel, "band_kl": sel, "sel_reward": sel, "sel_kl": sel, "final_reward": sel,
+    outputs.update({"sel_reward": sel, "sel_kl": sel, "sd_reward": sel, "sd_kl": sel, "final_reward": sel,
                     "final_kl": sel, "opt_reward": ("beta",), "opt_kl": ("beta",), "opt_r": ("beta",),
                     "opt_k": ("beta",)})
     return Explorer(
@@ -427,7 +448,8 @@ def training_curves() -> Explorer:
                               "KL = {final_kl:.3f} (optimum π*: {opt_r:.3f}, {opt_k:.3f})".replace(
                                   "{steps}", str(TRAIN_STEPS))},
         caption=(f"Precomputed by toy: {len(TRAIN_SEEDS)} seeds per setting, learning rate {TRAIN_LR:g}, "
-                 f"{TRAIN_STEPS} steps, all 5 prompts; reward and KL computed exactly after every step."),
+                 f"{TRAIN_STEPS} steps, all 5 prompts; reward and KL computed exactly after every step and drawn at "
+                 f"{len(CURVE_STEPS)} of them, closer together early on."),
     )
 
 

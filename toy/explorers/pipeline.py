@@ -81,7 +81,8 @@ def compounding_errors() -> Explorer:
                     error_y=dict(type="data", array=list(sx), visible=True))
     fig.add_scatter(x=[1, 1], y=[1, 1], name="read-out at T", mode="markers",
                     marker=dict(symbol="x", size=12, color="#222"), hovertemplate="T = %{x}: %{y:.3f}<extra></extra>")
-    fig.update_xaxes(title_text="horizon T (steps)", type="log", tickvals=[1, 2, 5, 10, 20, 50, 100, 200, 320])
+    # Ticks far enough apart that a narrow screen does not turn their labels on their side (into the legend).
+    fig.update_xaxes(title_text="horizon T (steps)", type="log", tickvals=[1, 3, 10, 30, 100, 300])
     fig.update_yaxes(title_text="expected cost (steps off the expert's path)", type="log", dtick=1,
                      exponentformat="power")
     figures.base_layout(fig, "", height=520)
@@ -141,13 +142,16 @@ def rl_curves(base: str, rho: float | None, n_demos: int | None) -> train.Curves
                        betas=(RL_BETA,), seeds=RL_SEEDS, lr=RL_LR, reward=REWARD)
 
 
-def _band_trace(fig, name, color, fillcolor, dash, row=None):
+def _band_trace(fig, name, group, color, fillcolor, dash, row=None):
+    """A mean line and its band, in one legend group: the band belongs to its line (they show and hide together),
+    so the two series differ by the line's dash, not only by colour."""
     steps = list(range(RL_STEPS + 1))
     kw = dict(row=row, col=1) if row else {}
     fig.add_scatter(x=steps + steps[::-1], y=[0.0] * (2 * len(steps)), fill="toself", fillcolor=fillcolor,
-                    line=dict(width=0), hoverinfo="skip", showlegend=False, name=name + " band", **kw)
+                    line=dict(width=0), hoverinfo="skip", showlegend=False, name=name + " band", legendgroup=group,
+                    **kw)
     fig.add_scatter(x=steps, y=[0.0] * len(steps), name=name, mode="lines", line=dict(color=color, dash=dash, width=3),
-                    hovertemplate="step %{x}: %{y:.3f}<extra>" + name + "</extra>", **kw)
+                    legendgroup=group, hovertemplate="step %{x}: %{y:.3f}<extra>" + name + "</extra>", **kw)
 
 
 def sft_then_rl() -> Explorer:
@@ -173,13 +177,13 @@ def sft_then_rl() -> Explorer:
 
     fig = go.Figure()
     steps = list(range(RL_STEPS + 1))
-    _band_trace(fig, "RL from the SFT policy", "#1f77b4", "rgba(31,119,180,0.2)", "solid")
-    _band_trace(fig, "RL from the base model", "#7f7f7f", "rgba(127,127,127,0.2)", "dash")
+    _band_trace(fig, "RL from the SFT policy", "sft", "#1f77b4", "rgba(31,119,180,0.2)", "solid")
+    _band_trace(fig, "RL from the base model", "base", "#7f7f7f", "rgba(127,127,127,0.2)", "dash")
     fig.add_scatter(x=steps, y=[0.0] * len(steps), name="the expert's success rate ρ", mode="lines",
                     line=dict(color="#d62728", dash="dot", width=2))
     fig.add_scatter(x=steps, y=[0.0] * len(steps), name="fraction of correct demonstrations", mode="lines",
                     line=dict(color="#9467bd", dash="longdash", width=1.5))
-    fig.update_xaxes(title_text="RL step (RLOO, group of 4, β = 0.01)")
+    fig.update_xaxes(title_text="RL step")
     fig.update_yaxes(title_text="success rate E[r], exact", range=[0, 1.02])
     figures.base_layout(fig, "", height=460)
     fig.update_layout(legend=dict(y=-0.2), margin=dict(b=130))
@@ -200,8 +204,8 @@ def sft_then_rl() -> Explorer:
         layout={"title.text": "Expert ρ = {rho}: SFT on {n_demos} demonstrations reaches {sft:.3f} "
                               "({demo:.3f} of them correct); RL from SFT {final:.3f}, from the base "
                               "{base_start:.3f} → {base_final:.3f}"},
-        caption=(f"Precomputed by toy: exact success rates, RLOO from each start, {len(RL_SEEDS)} seeds "
-                 "(line: mean, band: ± one standard deviation)."),
+        caption=(f"Precomputed by toy: exact success rates, RLOO (groups of {RL_GROUP}, β = {RL_BETA:g}) from each "
+                 f"start, {len(RL_SEEDS)} seeds (line: mean, band: ± one standard deviation)."),
     )
 
 
@@ -258,7 +262,7 @@ def waiting_for_signal() -> Explorer:
                     line=dict(color="#ff7f0e", width=3, shape="hv"), row=2, col=1)
     fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines", name="exact: (1 − p)^(n·k)",
                     line=dict(color="#222", width=2, dash="dash"), row=2, col=1)
-    fig.update_yaxes(title_text="success probability", type="log", range=[-3, 0.05], row=1, col=1)
+    fig.update_yaxes(title_text="success probability", type="log", range=[-3, 0.05], dtick=1, row=1, col=1)
     fig.update_yaxes(title_text="fraction waiting", range=[0, 1.02], row=2, col=1)
     fig.update_xaxes(title_text="RL step k (RLOO, β = 0)", row=2, col=1)
     figures.base_layout(fig, "", height=640)
