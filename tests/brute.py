@@ -1,13 +1,18 @@
 """Independent brute-force computations for the tests: plain Python loops over every response.
 
-Nothing here calls toy.exact. Values come from forward enumeration (sum over all completions of a prefix of
-their probability times their reward), not from the package's backward induction.
+Values and advantages here never call toy.exact: they come from forward enumeration (sum over all completions
+of a prefix of their probability times their reward), not from the package's backward induction. The finite-
+difference gradient at the end takes J = toy.value as given, to check gradient formulas against it.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+
+import numpy as np
+
+import toy
 
 EOS = 5
 
@@ -62,3 +67,23 @@ def token_advantages(policy, reward, prompt, y):
     """A_t = V(y_≤t) − V(y_<t), each value by forward enumeration."""
     vals = [value(policy, reward, prompt, y[:t]) for t in range(len(y) + 1)]
     return [vals[t + 1] - vals[t] for t in range(len(y))]
+
+
+def finite_difference_gradient(tabular, reward, prompt, h=1e-6):
+    """∂J/∂z for every logit of ``prompt`` in a TabularPolicy, J = V(x), by central differences.
+
+    Returns one array per depth t, of shape (K,)*(t+1), like the tabular logits of one prompt.
+    """
+    i = toy.PROMPTS.index(prompt)
+    grads = []
+    for t, z in enumerate(tabular.logits):
+        g = np.zeros(z.shape[1:])
+        for idx in itertools.product(*(range(n) for n in z.shape[1:])):
+            up = [w.copy() for w in tabular.logits]
+            dn = [w.copy() for w in tabular.logits]
+            up[t][(i,) + idx] += h
+            dn[t][(i,) + idx] -= h
+            g[idx] = (toy.value(toy.TabularPolicy(up), reward, prompt)
+                      - toy.value(toy.TabularPolicy(dn), reward, prompt)) / (2 * h)
+        grads.append(g)
+    return grads

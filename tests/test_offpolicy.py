@@ -1,6 +1,5 @@
 """toy.offpolicy against brute force: finite differences for the gradient, weights summed over every response."""
 
-import itertools
 
 import numpy as np
 import pytest
@@ -12,17 +11,10 @@ from toy.offpolicy import policy_path, reward_gradient, weight_variance
 
 def test_reward_gradient_is_the_finite_difference_gradient():
     tab = toy.TabularPolicy.from_policy(toy.reference_policy("tuned", 1.5, length=2))
-    x, h = 1, 1e-6
+    x = 1
     grads = reward_gradient(tab, "count_target", x)
-    for t in range(2):
-        for idx in itertools.product(range(5), repeat=t + 1):
-            up = [z.copy() for z in tab.logits]
-            dn = [z.copy() for z in tab.logits]
-            up[t][(x,) + idx] += h
-            dn[t][(x,) + idx] -= h
-            fd = (toy.value(toy.TabularPolicy(up), "count_target", x)
-                  - toy.value(toy.TabularPolicy(dn), "count_target", x)) / (2 * h)
-            assert grads[t][idx] == pytest.approx(fd, abs=1e-7)
+    for g, fd in zip(grads, brute.finite_difference_gradient(tab, "count_target", x), strict=True):
+        np.testing.assert_allclose(g, fd, atol=1e-7)
 
 
 def test_policy_path_climbs_and_starts_at_the_reference():

@@ -17,22 +17,19 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import checks
-from .exact import values
+from . import checks, estimators
 from .policy import Policy, TabularPolicy, check_prompt
+from .rewards import reward_table
 
 
 def reward_gradient(policy: TabularPolicy, reward, prompt) -> list[np.ndarray]:
-    """∂E[r]/∂z for the logits of one prompt: ∂J/∂z_{s,a} = P(s) π(a|s) (V(s·a) − V(s)), as arrays (K,)*(t+1)."""
+    """∂E[r]/∂z for the logits of one prompt: ∂J/∂z_{s,a} = P(s) π(a|s) (V(s·a) − V(s)), as arrays (K,)*(t+1).
+
+    The exact policy gradient of ``toy.estimators`` (Σ_y π(y|x) r(x, y) ∇ log π(y|x)), one array per depth.
+    """
     x = check_prompt(prompt)
-    L = policy.length
-    probs = [policy.prefix_probs(x, t) for t in range(L)]
-    V = values(policy, reward, x)
-    reach, grads = np.ones(()), []
-    for t in range(L):
-        grads.append(reach[..., None] * probs[t] * (V[t + 1] - V[t][..., None]))
-        reach = reach[..., None] * probs[t]
-    return grads
+    weights = policy.response_probs(x) * reward_table(reward, x, policy.length, policy.n_actions)
+    return estimators.gradient_from_weights(estimators.depth_probs(policy, x), weights)
 
 
 def policy_path(reference: Policy, reward, prompt, steps: int, lr: float) -> list[TabularPolicy]:
