@@ -6,7 +6,9 @@ student's function does (not implemented, wrong type or shape, an exception, an 
 in words what happened, with the inputs, what was expected and what came back, and the notebook carries on.
 
 Each result is displayed as text, with a machine-readable record in the output's metadata (key ``toy_check``)
-that the grader reads. The exercises themselves are registered by one module per section (``section41`` ...).
+that the notebook shows; the course grader ignores it and runs its own checks (``toy.grading``). An exercise can
+forbid parts of ``toy`` (``forbid``): a call to one while the check runs is reported in words (``forbidden.py``).
+The exercises themselves are registered by one module per section (``section41`` ...).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from html import escape
 import numpy as np
 
 from ..policy import PRESETS
+from .forbidden import CallWatch, Forbidden, code_keys
 
 CHECK_KEY = "toy_check"
 
@@ -47,6 +50,7 @@ class Exercise:
     reference: Callable
     kind: str = "number"  # "number" or "array"
     tolerance: float = 1e-9
+    forbidden: Forbidden | None = None
 
 
 EXERCISES: dict[str, Exercise] = {}
@@ -59,9 +63,16 @@ def register(name: str, title: str, cases: Callable, reference: Callable, kind: 
     return EXERCISES[name]
 
 
+def forbid(name: str, asks: str, *references: str) -> Forbidden:
+    """Declare the parts of ``toy`` exercise ``name`` forbids: ``forbid("4.1-value", "V(s)", "toy.value")``."""
+    # resolved when a check runs (toy is still being imported here); tests resolve every declaration
+    EXERCISES[name].forbidden = Forbidden(asks, tuple(references))
+    return EXERCISES[name].forbidden
+
+
 @dataclass
 class CheckResult:
-    """What a check found. ``status`` is one of: pass, fail, not implemented, error, timeout."""
+    """What a check found. ``status`` is one of: pass, fail, not implemented, error, timeout, forbidden."""
 
     exercise: str
     status: str
@@ -145,35 +156,91 @@ def _compare(ex: Exercise, got, want) -> str | None:
     return None
 
 
-def check(name: str, fn: Callable, n_cases: int | None = None, time_limit: float = 10.0) -> CheckResult:
-    """Run ``fn`` on the hidden cases of exercise ``name`` and compare with the reference. Never raises."""
+def seed_for(name: str, seed: int) -> int:
+    """The seed of exercise ``name``'s hidden cases for a run seeded ``seed`` (the book uses 0)."""
+    return int(seed) + zlib.crc32(name.encode())
+
+
+@dataclass
+class Outcome:
+    """What the student's function did on one case: ``kind`` is "returned" (with ``value``), "not implemented",
+    "timeout", "error" (``detail``: the exception in words) or "forbidden" (``detail``: the reference called)."""
+
+    kind: str
+    value: object = None
+    detail: str = ""
+
+
+def call(fn: Callable, args: tuple, time_limit: float = 10.0, forbidden_keys: dict | None = None) -> Outcome:
+    """Call the student's ``fn(*args)`` once, under a time limit and the forbidden-reference watch."""
+    watch = CallWatch(forbidden_keys or {})
+    try:
+        with _time_limit(time_limit), watch:
+            got = fn(*args)
+    except NotImplementedError:
+        return Outcome("not implemented")
+    except _TimeLimit:
+        return Outcome("timeout", detail=f"{time_limit:g}")
+    except Exception as err:  # the student's code raised: report it, never a traceback from toy
+        return Outcome("error", detail=f"{type(err).__name__}: {err}")
+    if watch.seen:
+        return Outcome("forbidden", detail=watch.seen[0])
+    if not watch.still_intact:
+        return Outcome("error", detail="the function switched off the check's watch on forbidden references")
+    return Outcome("returned", got)
+
+
+def judge(ex: Exercise, i: int, n: int, case: Case, outcome: Outcome, want) -> CheckResult | None:
+    """None if case ``i`` (of ``n``) passes; otherwise the result that ends the check, in words."""
+    name = ex.name
+    if outcome.kind == "not implemented":
+        rule = f" ({ex.forbidden.rule})" if ex.forbidden else ""
+        return CheckResult(name, "not implemented", "not yet implemented: fill in the function and run this cell"
+                           f" again{rule}.", 0, n)
+    if outcome.kind == "timeout":
+        return CheckResult(name, "timeout", f"case {i + 1} ({case.description}) did not finish within "
+                           f"{outcome.detail} s: is there a loop that never ends?", i, n)
+    if outcome.kind == "error":
+        return CheckResult(name, "error", f"case {i + 1} ({case.description}) raised {outcome.detail}", i, n)
+    if outcome.kind == "forbidden":
+        return CheckResult(name, "forbidden", f"{ex.forbidden.message(outcome.detail)} (case {i + 1} called it).",
+                           i, n)
+    problem = _compare(ex, outcome.value, want)
+    if problem:
+        return CheckResult(name, "fail", f"case {i + 1} of {n}: for {case.description}, {problem}.", i, n)
+    return None
+
+
+def hidden_cases(name: str, seed: int) -> list[Case]:
+    """Exercise ``name``'s hidden cases for a run seeded ``seed``."""
+    return EXERCISES[name].cases(np.random.default_rng(seed_for(name, seed)))
+
+
+def forbidden_keys(name: str) -> dict:
+    """The code keys (see ``forbidden.code_keys``) of the references exercise ``name`` forbids."""
+    ex = EXERCISES[name]
+    return code_keys(ex.forbidden.references) if ex.forbidden else {}
+
+
+def check(name: str, fn: Callable, n_cases: int | None = None, time_limit: float = 10.0,
+          seed: int | None = None) -> CheckResult:
+    """Run ``fn`` on the hidden cases of exercise ``name`` and compare with the reference. Never raises.
+
+    ``seed`` picks the hidden cases (default: TOY_CHECK_SEED, else 0). A call to a reference the exercise forbids
+    ends the check with status "forbidden"."""
     if name not in EXERCISES:
         return CheckResult(name, "error", f"there is no exercise {name!r}; known: {', '.join(EXERCISES)}")
     ex = EXERCISES[name]
     if not callable(fn):
         return CheckResult(name, "error", f"expected a function, but got {type(fn).__name__} {fn!r:.80}")
-    seed = int(os.environ.get("TOY_CHECK_SEED", "0")) + zlib.crc32(name.encode())
-    cases = ex.cases(np.random.default_rng(seed))
-    if n_cases is not None:
-        cases = cases[:n_cases]
+    seed = int(os.environ.get("TOY_CHECK_SEED", "0")) if seed is None else seed
+    cases = hidden_cases(name, seed)[:n_cases]
+    keys = forbidden_keys(name)
     for i, case in enumerate(cases):
         want = ex.reference(*case.args)
-        try:
-            with _time_limit(time_limit):
-                got = fn(*case.args)
-        except NotImplementedError:
-            return CheckResult(name, "not implemented", "not yet implemented: fill in the function and run this cell"
-                               " again.", 0, len(cases))
-        except _TimeLimit:
-            return CheckResult(name, "timeout", f"case {i + 1} ({case.description}) did not finish within "
-                               f"{time_limit:g} s: is there a loop that never ends?", i, len(cases))
-        except Exception as err:  # the student's code raised: report it, never a traceback from toy
-            return CheckResult(name, "error", f"case {i + 1} ({case.description}) raised "
-                               f"{type(err).__name__}: {err}", i, len(cases))
-        problem = _compare(ex, got, want)
-        if problem:
-            return CheckResult(name, "fail", f"case {i + 1} of {len(cases)}: for {case.description}, {problem}.",
-                               i, len(cases))
+        result = judge(ex, i, len(cases), case, call(fn, case.args, time_limit, keys), want)
+        if result:
+            return result
     return CheckResult(name, "pass", f"all {len(cases)} hidden cases pass.", len(cases), len(cases))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import exact
 from ..policy import PROMPTS, VOCAB_SIZE, reference_policy
 from ..rewards import REWARDS
-from . import Case, random_setting, register
+from . import Case, forbid, random_setting, register
 
 
 def _value_cases(rng, n=12):
@@ -46,3 +46,9 @@ register("4.1-response-probability", "π(y|x) as a product of token probabilitie
          lambda policy, prompt, response: policy.prob(prompt, response))
 register("4.1-token-advantages", "per-token advantages from values", _advantage_cases, exact.token_advantages,
          kind="array")
+
+forbid("4.1-value", "V(s) by backward induction", "toy.value", "toy.values", "toy.resets.value_and_variance")
+forbid("4.1-response-probability", "π(y|x) as a product of token probabilities", "toy.Policy.prob",
+       "toy.Policy.response_probs")
+forbid("4.1-token-advantages", "the advantages as differences of values", "toy.token_advantages",
+       "toy.advantage_table")

@@ -8,7 +8,7 @@ import numpy as np
 from .. import exploration, kl, resets
 from ..policy import PROMPTS, VOCAB_SIZE, reference_policy
 from ..rewards import REWARDS
-from . import Case, random_setting, register
+from . import Case, forbid, random_setting, register
 
 
 def _kl_optimum_cases(rng):
@@ -79,3 +79,9 @@ register("4.2-first-success", "the chance of a rewarded sample among the first n
          _first_success_reference)
 register("4.2-reset-mse", "the mean squared error of a Monte Carlo value from K resets", _reset_cases,
          _reset_reference)
+
+forbid("4.2-reset-mse", "Var[r | s] / K by backward induction", "toy.resets.value_and_variance",
+       "toy.exact.return_variances", "toy.value", "toy.values")
+forbid("4.2-first-success", "p from the rewarded responses, then the geometric law",
+       "toy.exploration.first_success_cdf", "toy.exploration.success_probability")
+forbid("4.2-kl-optimum", "π* computed from π_ref and the rewards", "toy.kl.kl_regularised_optimum")

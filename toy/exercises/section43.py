@@ -9,7 +9,7 @@ from .. import offpolicy
 from ..discount import DiscountedReward
 from ..policy import EOS, PROMPTS, VOCAB_SIZE, reference_policy, strip_eos
 from ..rewards import REWARDS
-from . import Case, random_setting, register
+from . import Case, forbid, random_setting, register
 
 
 def _response(rng, length: int, digits: int, name: str, prompt: int, rewarded: bool) -> tuple[int, ...]:
@@ -73,3 +73,6 @@ register("4.3-discounted-return", "the discounted return γ^(T−1)·r of a resp
          _discount_reference)
 register("4.3-weight-variance", "the variance of the sequence importance weight", _weight_cases,
          lambda current, old, prompt: offpolicy.weight_variance(current, old, prompt).sequence)
+
+forbid("4.3-discounted-return", "the discounted return counted by hand", "toy.discount.DiscountedReward")
+forbid("4.3-weight-variance", "Var[w] from the two policies' probabilities", "toy.offpolicy.weight_variance")

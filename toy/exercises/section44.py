@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import imitation, sft
 from ..policy import PROMPTS, VOCAB_SIZE, reference_policy
-from . import Case, random_setting, register
+from . import Case, forbid, random_setting, register
 
 
 def _bc_cases(rng):
@@ -64,3 +64,7 @@ def _sft_reference(demos, base, prompt, prefix, alpha):
 
 register("4.4-bc-cost", "the expected cost of behaviour cloning", _bc_cases, imitation.behaviour_cloning_cost)
 register("4.4-sft-counts", "SFT's next-token probabilities by counting", _sft_cases, _sft_reference, kind="array")
+
+forbid("4.4-bc-cost", "J_BC(T) summed step by step", "toy.imitation.behaviour_cloning_cost",
+       "toy.imitation.cost_curves")
+forbid("4.4-sft-counts", "SFT's probabilities by counting", "toy.sft.fit_sft")
