@@ -1,42 +1,40 @@
-"""Course tools: write the student and instructor editions, and grade a folder of completed notebooks.
+"""Course tools: the student and instructor editions, grading a class, and an nbgrader course folder.
 
     python scripts/course.py editions [--out editions]
-    python scripts/course.py grade SUBMISSIONS [--out grades] [--timeout 600] [--cell-timeout 120] [--seed 1]
+    python scripts/course.py grade SUBMISSIONS [--out grades] [--jobs 4] [--seed N] [--timeout 600]
+                                   [--cell-timeout 120] [--memory-mb 3072] [--processes 64] [--file-mb 64]
+    python scripts/course.py nbgrader [--out nbgrader-course]
 
 Editions. The book's notebooks mark each solution with the cell tag ``solution`` (the code cell that solves an
 exercise, and the markdown cells around it that open and close its solution block). The instructor edition is the
 notebooks as they are; the student edition drops every cell tagged ``solution``, so each exercise is left as its
 stub (a function that raises NotImplementedError) followed by its check.
 
-Grading. Each notebook of a submission is executed in its own process with a time limit per cell and for the whole
-notebook, so a crash or an endless loop in one submission does not stop the others. The checks' results (the
-``toy_check`` record each ``toy.exercises.check`` output carries) become one CSV row per student, notebook and
-exercise, and a short feedback file per student. A submission is either ``SUBMISSIONS/<student>/<notebook>.ipynb``
-or ``SUBMISSIONS/<student>.ipynb``.
+Grading (``toy.grading``). Each submission runs in a sandboxed process of its own; after the cell that checks an
+exercise, the grader calls the submission's function on hidden cases drawn with the run's seed and compares the
+answers with its own references. Nothing the notebook displays counts. A submission is either
+``SUBMISSIONS/<student>/<notebook>.ipynb`` or ``SUBMISSIONS/<student>.ipynb``.
 
-Why not otter-grader or nbgrader: otter's master-notebook format (raw cells with BEGIN/END markers) would show in
-the book, and its grading runs in Docker by default; nbgrader needs a course directory, a database and its own
-cell metadata. The book already has checks in ``toy.exercises``; what is left is two small steps, kept here.
+nbgrader. The same notebooks as one nbgrader assignment (``toy.grading.nbgrader_release``): solution regions and
+autograded test cells in nbgrader's own cell metadata, for courses that already run nbgrader.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
-import os
 import re
 import shutil
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
 
+from toy.grading.sandbox import Limits
+
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
 SOLUTION_TAG = "solution"
+ASSIGNMENT = "the-llm-as-a-policy"
 CHECK_CALL = re.compile(r"toy\.exercises\.check\(\s*[\"']([^\"']+)[\"']")
 
 
@@ -86,110 +84,21 @@ def write_editions(out: Path) -> dict[str, list[Path]]:
     return written
 
 
-# -- grading --------------------------------------------------------------------------------------------------------
-def run_one(notebook: Path, result: Path, cell_timeout: int) -> None:
-    """Execute one notebook (in this process's kernel) and write the checks it displayed to ``result`` as JSON."""
-    from nbclient import NotebookClient
-    from nbclient.exceptions import DeadKernelError
+# -- grading (toy.grading) -----------------------------------------------------------------------------------------
+def book_exercises() -> dict[str, list[tuple[str, str]]]:
+    """{notebook file name: [(exercise, function name), ...]} from the book's own notebooks."""
+    from toy.grading.marks import exercises_checked
 
-    nb = nbformat.read(notebook, as_version=4)
-    client = NotebookClient(nb, timeout=cell_timeout, kernel_name="python3", allow_errors=True,
-                            interrupt_on_timeout=True, resources={"metadata": {"path": str(notebook.parent)}})
-    problem = ""
-    try:
-        client.execute()
-    except DeadKernelError:
-        problem = "the kernel died while running the notebook"
-    except Exception as err:  # noqa: BLE001 - any failure of one submission is reported, never raised
-        problem = f"the notebook could not be run: {type(err).__name__}: {err}"
-    checks, errors = {}, []
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            record = out.get("metadata", {}).get("toy_check")
-            if record:
-                checks[record["exercise"]] = record
-            if out.get("output_type") == "error" and out.get("ename") == "KeyboardInterrupt":
-                errors.append(f"A cell did not finish within {cell_timeout} s and was stopped")
-            elif out.get("output_type") == "error":
-                errors.append(f"A cell raised {out.get('ename')}: {out.get('evalue')}"[:300])
-    result.write_text(json.dumps({"checks": checks, "errors": errors, "problem": problem}))
+    return {path.name: exercises_checked(nbformat.read(path, as_version=4)) for path in book_notebooks()}
 
 
-def submissions(folder: Path) -> list[tuple[str, Path]]:
-    """(student, notebook) pairs: ``<student>/<notebook>.ipynb`` or ``<student>.ipynb``."""
-    pairs = []
-    for path in sorted(folder.rglob("*.ipynb")):
-        if ".ipynb_checkpoints" in path.parts:
-            continue
-        rel = path.relative_to(folder)
-        student = rel.parts[0] if len(rel.parts) > 1 else path.stem
-        pairs.append((student, path))
-    return pairs
+def grade(folder: Path, out: Path, timeout: float = 600, cell_timeout: float = 120, seed: int | None = None,
+          jobs: int = 1, limits=None, progress: bool = True) -> dict:
+    """Grade every submission in ``folder`` (see ``toy.grading.batch``); return what was written where."""
+    from toy.grading.batch import grade_folder
 
-
-def expected_exercises(notebook_name: str) -> list[str]:
-    """The exercises the book's notebook of that name checks (empty for an unknown notebook)."""
-    for path in book_notebooks():
-        if path.name == notebook_name:
-            return exercises_in(nbformat.read(path, as_version=4))
-    return []
-
-
-def grade(folder: Path, out: Path, timeout: int, cell_timeout: int, seed: int) -> Path:
-    """Grade every submission in ``folder``; write ``out/grades.csv`` and ``out/feedback/<student>.md``."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "feedback").mkdir(exist_ok=True)
-    work = out / "runs"
-    work.mkdir(exist_ok=True)
-    env = {**os.environ, "TOY_CHECK_SEED": str(seed)}
-    env.pop("TOY_EXPLORER_VIEW", None)
-    rows, feedback = [], {}
-    for i, (student, notebook) in enumerate(submissions(folder)):
-        result = work / f"{i:04d}.json"
-        result.unlink(missing_ok=True)
-        cmd = [sys.executable, str(Path(__file__).resolve()), "run-one", str(notebook), str(result),
-               "--cell-timeout", str(cell_timeout)]
-        proc = subprocess.Popen(cmd, env=env, cwd=notebook.parent, start_new_session=True,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            proc.wait(timeout=timeout)
-            outcome = json.loads(result.read_text()) if result.exists() else {
-                "checks": {}, "errors": [], "problem": "the grader could not run this notebook"}
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # the runner, its kernel and anything they started
-            proc.wait()
-            outcome = {"checks": {}, "errors": [], "problem": f"the notebook did not finish within {timeout} s"}
-        names = expected_exercises(notebook.name) or list(outcome["checks"])
-        lines = feedback.setdefault(student, [])
-        lines.append(f"\n## {notebook.name}\n")
-        if outcome["problem"]:
-            lines.append(f"- Problem: {outcome['problem']}.")
-        for name in names:
-            rec = outcome["checks"].get(name)
-            if rec is None:
-                status, message, passed, total = "not run", outcome["problem"] or (
-                    "the check never ran: an earlier cell failed" if outcome["errors"] else "the check never ran"), 0, 0
-            else:
-                status, message = rec["status"], rec["message"]
-                passed, total = rec["cases_passed"], rec["cases_total"]
-            rows.append({"student": student, "notebook": notebook.name, "exercise": name, "status": status,
-                         "cases_passed": passed, "cases_total": total, "message": message})
-            lines.append(f"- **{name}**: {status}. {message}")
-        for err in outcome["errors"][:3]:
-            lines.append(f"- {err}.")
-    csv_path = out / "grades.csv"
-    with csv_path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=["student", "notebook", "exercise", "status", "cases_passed",
-                                               "cases_total", "message"])
-        writer.writeheader()
-        writer.writerows(rows)
-    for student, lines in feedback.items():
-        mine = [r for r in rows if r["student"] == student]
-        n_pass = sum(r["status"] == "pass" for r in mine)
-        head = f"# Feedback for {student}\n\n{n_pass} of {len(mine)} checked exercises pass.\n"
-        (out / "feedback" / f"{student}.md").write_text(head + "\n".join(lines) + "\n")
-    shutil.rmtree(work, ignore_errors=True)
-    return csv_path
+    return grade_folder(folder, out, book_exercises(), jobs=jobs, timeout=timeout, cell_timeout=cell_timeout,
+                        seed=seed, limits=limits, progress=progress)
 
 
 def main(argv=None) -> None:
@@ -200,13 +109,17 @@ def main(argv=None) -> None:
     p = sub.add_parser("grade", help="grade a folder of completed notebooks")
     p.add_argument("submissions", type=Path)
     p.add_argument("--out", type=Path, default=Path("grades"))
-    p.add_argument("--timeout", type=int, default=600, help="seconds for one notebook in all")
-    p.add_argument("--cell-timeout", type=int, default=120, help="seconds for one cell")
-    p.add_argument("--seed", type=int, default=1, help="seed of the hidden cases (the book uses 0)")
-    p = sub.add_parser("run-one", help=argparse.SUPPRESS)
-    p.add_argument("notebook", type=Path)
-    p.add_argument("result", type=Path)
-    p.add_argument("--cell-timeout", type=int, default=120)
+    p.add_argument("--jobs", type=int, default=1, help="submissions graded at once")
+    p.add_argument("--timeout", type=float, default=600, help="seconds (wall clock) for one notebook in all")
+    p.add_argument("--cell-timeout", type=float, default=120, help="seconds of CPU time for one cell")
+    p.add_argument("--seed", type=int, default=None, help="seed of the hidden cases (default: a fresh one per run, "
+                   "written to run.json; the book uses 0)")
+    p.add_argument("--memory-mb", type=int, default=Limits.memory_mb, help="address space of one submission")
+    p.add_argument("--processes", type=int, default=Limits.processes, help="processes one submission may start")
+    p.add_argument("--file-mb", type=int, default=Limits.file_mb, help="largest file one submission may write")
+    p = sub.add_parser("nbgrader", help="write an nbgrader course folder with the chapter as one assignment")
+    p.add_argument("--out", type=Path, default=ROOT / "nbgrader-course")
+    p.add_argument("--assignment", default=ASSIGNMENT)
     args = parser.parse_args(argv)
     if args.command == "editions":
         written = write_editions(args.out)
@@ -215,10 +128,22 @@ def main(argv=None) -> None:
     elif args.command == "grade":
         if not args.submissions.is_dir():
             parser.error(f"submissions folder {args.submissions} does not exist")
-        path = grade(args.submissions, args.out, args.timeout, args.cell_timeout, args.seed)
-        print(f"grades: {path}\nfeedback: {args.out / 'feedback'}")
+        if args.jobs < 1:
+            parser.error(f"--jobs must be at least 1, got {args.jobs}")
+        limits = Limits(memory_mb=args.memory_mb, cpu_seconds=int(args.timeout) + 60, processes=args.processes,
+                        file_mb=args.file_mb)
+        about = grade(args.submissions, args.out, args.timeout, args.cell_timeout, args.seed, args.jobs, limits)
+        for what in ("grades", "gradebook", "feedback"):
+            print(f"{what}: {about[what]}")
+        print(f"seed of the hidden cases: {about['seed']}")
+        for what, said in about["sandbox"].items():
+            if what != "limits":
+                print(f"sandbox, {what}: {said}")
     else:
-        run_one(args.notebook, args.result, args.cell_timeout)
+        from toy.grading.nbgrader_release import write_course
+
+        source = write_course(args.out, book_notebooks(), args.assignment)
+        print(f"nbgrader course folder: {args.out} (source notebooks in {source})")
 
 
 if __name__ == "__main__":
