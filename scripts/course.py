@@ -143,6 +143,7 @@ def main(argv=None) -> None:
         from toy.grading.nbgrader_release import write_course
 
         source = write_course(args.out, book_notebooks(), args.assignment)
+        print(f"then, in {args.out}: nbgrader generate_assignment {args.assignment} --create")
         print(f"nbgrader course folder: {args.out} (source notebooks in {source})")
 
 

@@ -1,0 +1,119 @@
+"""The chapter as an nbgrader assignment, written from the book's own notebooks in nbgrader's own cell metadata.
+
+For each notebook of the book, the *source* version nbgrader starts from (``source/<assignment>/``):
+
+- each code exercise becomes one **solution cell**: the stub's signature and docstring, then the book's solution
+  body between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` (``nbgrader generate_assignment`` replaces that
+  region with ``raise NotImplementedError()`` in the students' release);
+- each check cell becomes an **autograded test cell** (locked, one point): it runs ``toy.exercises.check`` on the
+  student's function and asserts that it passed, and, between ``### BEGIN HIDDEN TESTS`` and
+  ``### END HIDDEN TESTS``, does the same with a seed drawn when the course folder was written, which students
+  never see;
+- the book's other solution cells (worked answers of derivations and predictions) are left out, as in the
+  student edition; everything else is kept as it is.
+
+nbgrader runs the notebooks in the kernel they name (``python3``), which must have ``toy`` installed. Its test
+cells run in the student's own kernel, so they share its limits: a notebook that patches ``toy.exercises.check``
+can pass them. ``scripts/course.py grade`` does not have that weakness (the instructors' page compares the two).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from pathlib import Path
+
+import nbformat
+
+from .marks import CHECK_CALL
+
+SOLUTION_TAG, EXERCISE_TAG = "solution", "exercise"
+SCHEMA = 3
+
+
+def _grade_id(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-")
+
+
+def _split_docstring(source: str) -> tuple[list[str], list[str]]:
+    """A function cell's lines up to the end of its docstring (or its ``def`` line), and the rest."""
+    lines = source.rstrip("\n").split("\n")
+    head = 1
+    if len(lines) > 1:
+        stripped = lines[1].strip()
+        for quote in ('"""', "'''"):
+            if stripped.startswith(quote):
+                end = 1 if stripped.count(quote) >= 2 and len(stripped) > 3 else next(
+                    i for i in range(2, len(lines)) if quote in lines[i])
+                head = end + 1
+    return lines[:head], lines[head:]
+
+
+def solution_cell(solution: str) -> nbformat.NotebookNode:
+    """The solution as an nbgrader solution cell, its body marked as the region students write."""
+    head, body = _split_docstring(solution)
+    indent = re.match(r"\s*", next((line for line in body if line.strip()), "    ")).group(0)
+    source = "\n".join(head + [f"{indent}### BEGIN SOLUTION", *body, f"{indent}### END SOLUTION"])
+    cell = nbformat.v4.new_code_cell(source)
+    name = re.match(r"def (\w+)", solution).group(1)
+    cell.metadata["nbgrader"] = {"grade": False, "solution": True, "locked": False, "task": False,
+                                 "grade_id": _grade_id(f"solution-{name}"), "schema_version": SCHEMA}
+    return cell
+
+
+def test_cell(exercise: str, function: str, hidden_seed: int, points: int = 1) -> nbformat.NotebookNode:
+    """An autograded test cell: the book's check on the student's function, asserted, then again on hidden cases."""
+    source = (f'result = toy.exercises.check("{exercise}", {function})\n'
+              "assert result.passed, str(result)\n"
+              "### BEGIN HIDDEN TESTS\n"
+              f'result = toy.exercises.check("{exercise}", {function}, seed={hidden_seed})\n'
+              "assert result.passed, str(result)\n"
+              "### END HIDDEN TESTS")
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "task": False,
+                                 "points": points, "grade_id": _grade_id(f"test-{exercise}"),
+                                 "schema_version": SCHEMA}
+    return cell
+
+
+def source_notebook(nb, hidden_seed: int):
+    """The nbgrader source version of one book notebook (outputs stripped)."""
+    out = nbformat.from_dict(json.loads(json.dumps(nb)))
+    cells, pending = [], {}
+    for cell in out.cells:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+        if cell.cell_type == "code" and EXERCISE_TAG in tags:
+            continue  # the stub: the solution cell below takes its place
+        if SOLUTION_TAG in tags:
+            if cell.cell_type == "code" and re.match(r"def \w+", cell.source):
+                pending[re.match(r"def (\w+)", cell.source).group(1)] = solution_cell(cell.source)
+            continue
+        checks = CHECK_CALL.findall(cell.source) if cell.cell_type == "code" else []
+        if checks:
+            for exercise, function in checks:
+                if function in pending:
+                    cells.append(pending.pop(function))
+                cells.append(test_cell(exercise, function, hidden_seed))
+            continue
+        cells.append(cell)
+    out.cells = cells
+    out.metadata.pop("widgets", None)
+    out.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return out
+
+
+def write_course(out: Path, notebooks: list[Path], assignment: str, hidden_seed: int | None = None) -> Path:
+    """Write an nbgrader course folder: ``nbgrader_config.py`` and ``source/<assignment>/<notebook>.ipynb``."""
+    hidden_seed = secrets.randbelow(2**31) if hidden_seed is None else hidden_seed
+    source = out / "source" / assignment
+    source.mkdir(parents=True, exist_ok=True)
+    for path in notebooks:
+        nbformat.write(source_notebook(nbformat.read(path, as_version=4), hidden_seed), source / path.name)
+    (out / "nbgrader_config.py").write_text(
+        "c = get_config()  # noqa: F821 - nbgrader's config loader provides it\n"
+        f'c.CourseDirectory.course_id = "{assignment}"\n'
+        "c.Execute.timeout = 300  # seconds per cell\n")
+    return source
