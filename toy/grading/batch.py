@@ -131,9 +131,9 @@ def run_submission(notebook: dict, key: AnswerKey, limits: Limits, timeout: floa
             run.sandbox = record["sandbox"]
         elif "exercise" in record:
             run.records.setdefault(record["exercise"], record)
-            last_cell = max(last_cell, record.get("cell", 0))
+        elif "running" in record:
+            last_cell = max(last_cell, record["running"])
         elif "cell" in record:
-            last_cell = max(last_cell, record["cell"])
             if "timeout" in record:
                 run.cell_problems.append(f"Code cell {record['cell']} used its {record['timeout']:g} s of CPU time and "
                                          "was stopped")
@@ -149,7 +149,8 @@ def run_submission(notebook: dict, key: AnswerKey, limits: Limits, timeout: floa
         if code == -signal.SIGXCPU:
             how += ", its CPU time was used up"
         tail = (root / "stderr.txt").read_text(errors="replace").strip().splitlines()[-1:] or [""]
-        run.problem = (f"the notebook's process ended early ({how}) after cell {last_cell}"
+        where = f"in code cell {last_cell}" if last_cell else "before its first cell"
+        run.problem = (f"the notebook's process ended early ({how}) {where}"
                        + (f": {tail[0][:200]}" if tail[0] else ""))
     shutil.rmtree(root, ignore_errors=True)
     run.seconds = time.monotonic() - start

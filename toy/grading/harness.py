@@ -122,6 +122,7 @@ def main(job_dir: Path) -> None:
     cells = [c for c in job["notebook"]["cells"] if c.get("cell_type") == "code"]
     for i, cell in enumerate(cells, start=1):
         source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+        emit({"running": i})
         signal.setitimer(signal.ITIMER_PROF, job["cell_timeout"])
         try:
             result = shell.run_cell(source, store_history=False)
