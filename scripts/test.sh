@@ -4,6 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# nbgrader in an environment of its own (requirements-nbgrader.txt says why); tests/test_grading.py uses it
+if [ ! -x .venv-nbgrader/bin/python ]; then
+  "${PYTHON:-python3}" -m venv .venv-nbgrader
+fi
+.venv-nbgrader/bin/python -m pip install --quiet -r requirements-nbgrader.txt
 if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     echo "Installing Debian's chromium for the browser tests..."

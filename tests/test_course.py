@@ -174,3 +174,10 @@ def test_a_check_that_switches_the_watch_off_does_not_pass():
 
     r = toy.exercises.check("4.1-value", sneaky)
     assert r.status == "error" and "switched off" in r.message
+
+
+def test_instructors_page_lists_every_forbidden_reference():
+    page = (ROOT / "book" / "instructors.md").read_text()
+    for name, ex in toy.exercises.EXERCISES.items():
+        row = next((line for line in page.splitlines() if line.startswith(f"| `{name}` |")), "")
+        assert row and all(f"`{ref}`" in row for ref in ex.forbidden.references), (name, row)
