@@ -311,3 +311,26 @@ def test_nbgrader_release_generates_and_autogrades(tmp_path):
     errors = [o.get("evalue", "") for c in graded.cells for o in c.get("outputs", [])
               if o.get("output_type") == "error"]
     assert any("without toy.value" in e for e in errors), errors
+
+
+def test_nbgrader_source_has_a_solution_region_and_a_test_cell_per_exercise():
+    from toy.grading.nbgrader_release import source_notebook
+
+    for path in course.book_notebooks():
+        book = nbformat.read(path, as_version=4)
+        src = source_notebook(book, hidden_seed=7)
+        meta = [c.metadata.get("nbgrader") for c in src.cells]
+        solutions_ = [c for c, m in zip(src.cells, meta, strict=True) if m and m["solution"]]
+        tests = [c for c, m in zip(src.cells, meta, strict=True) if m and m["grade"]]
+        checked = marks.exercises_checked(book)
+        assert len(solutions_) == len(tests) == len(checked), path.name
+        for cell, (exercise, function) in zip(tests, checked, strict=True):
+            assert cell.metadata["nbgrader"]["locked"] and cell.metadata["nbgrader"]["points"] == 1
+            assert f'check("{exercise}", {function})' in cell.source and "assert result.passed" in cell.source
+            assert f'check("{exercise}", {function}, seed=7)' in cell.source.split("### BEGIN HIDDEN TESTS")[1]
+        for cell in solutions_:
+            lines = cell.source.splitlines()
+            assert lines[0].startswith("def ") and "### BEGIN SOLUTION" in cell.source and lines[-1].strip() == (
+                "### END SOLUTION")
+        assert not any("solution" in c.metadata.get("tags", []) for c in src.cells)
+        assert not any("exercise" in c.metadata.get("tags", []) and c.cell_type == "code" for c in src.cells)
