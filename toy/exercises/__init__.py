@@ -1,12 +1,13 @@
 """Checks for the book's exercises: a student's function against the reference in ``toy``, on hidden cases.
 
 ``check(name, fn)`` runs ``fn`` on randomised cases (seeded, so a notebook shows the same result every run;
-the grader sets TOY_CHECK_SEED for fresh ones) and compares with the reference. It never raises: whatever the
+``seed=`` or TOY_CHECK_SEED draws others) and compares with the reference. It never raises: whatever the
 student's function does (not implemented, wrong type or shape, an exception, an endless loop), the result says
 in words what happened, with the inputs, what was expected and what came back, and the notebook carries on.
 
-Each result is displayed as text, with a machine-readable record in the output's metadata (key ``toy_check``)
-that the notebook shows; the course grader ignores it and runs its own checks (``toy.grading``). An exercise can
+Each result is displayed as text, with a machine-readable record in the output's metadata (key ``toy_check``).
+The course grader reads neither: it calls the student's functions itself (``toy.grading``), through the same
+``call`` and ``judge`` steps as ``check``. An exercise can
 forbid parts of ``toy`` (``forbid``): a call to one while the check runs is reported in words (``forbidden.py``).
 The exercises themselves are registered by one module per section (``section41`` ...).
 """

@@ -157,21 +157,15 @@ def run_submission(notebook: dict, key: AnswerKey, limits: Limits, timeout: floa
     return run
 
 
-def probe_sandbox(limits: Limits) -> tuple[Limits, dict]:
-    """Run an empty notebook in the sandbox; as root, fall back to the grader's user if the dropped one cannot
-    run Python and ``toy`` (files not readable by other users). Returns the limits to use and the sandbox's report."""
-    empty = AnswerKey(0, {})
-    if os.geteuid() == 0 and limits.uid is None:
-        run = run_submission({"cells": []}, empty, replace(limits, uid=FIRST_UID), 300, 60)
-        if not run.problem:
-            return replace(limits, uid=FIRST_UID), run.sandbox
-        note = f"could not run as another user ({run.problem}); runs as root"
-        run = run_submission({"cells": []}, empty, limits, 300, 60)
-        return limits, {**run.sandbox, "user": note}
-    run = run_submission({"cells": []}, empty, limits, 300, 60)
-    if run.problem:
-        raise RuntimeError(f"the grading process cannot start: {run.problem}")
-    return limits, run.sandbox
+def probe_user(limits: Limits) -> tuple[Limits, str]:
+    """As root, whether a dropped user can run Python and ``toy`` here (not where Python sits in a folder only root
+    may read): run an empty notebook as that user. Returns the limits to use, and a note if the drop failed."""
+    if os.geteuid() != 0 or limits.uid is not None:
+        return limits, ""
+    run = run_submission({"cells": []}, AnswerKey(0, {}), replace(limits, uid=FIRST_UID), 300, 60)
+    if not run.problem:
+        return replace(limits, uid=FIRST_UID), ""
+    return limits, f"could not run as another user ({run.problem}); runs as the grader's user, root"
 
 
 class Progress:
@@ -207,7 +201,7 @@ def grade_folder(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: fl
     seed = secrets.randbelow(2**31) if seed is None else seed
     pairs = submissions(folder)
     keys = {name: AnswerKey(seed, dict(exercises)) for name, exercises in book.items()}
-    limits, report = probe_sandbox(limits or Limits())
+    limits, user_note = probe_user(limits or Limits())
     slots = queue.Queue()
     for k in range(jobs):
         slots.put(k)
@@ -238,6 +232,9 @@ def grade_folder(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: fl
             if bar:
                 bar.show(done, min(jobs, len(pairs) - done))
     runs.sort(key=lambda r: (r[0], r[1] or ""))
+    report = next((run.sandbox for _, _, run in runs if run.sandbox), {"limits": asdict(limits)})
+    if user_note:
+        report = {**report, "user": user_note}
     return write_reports(out, runs, keys, book, {"seed": seed, "jobs": jobs, "timeout": timeout,
                                                  "cell_timeout": cell_timeout, "sandbox": report})
 
