@@ -252,7 +252,8 @@ NBGRADER = Path(os.environ.get("TOY_NBGRADER_BIN", ROOT / ".venv-nbgrader" / "bi
 
 @pytest.mark.slow
 def test_nbgrader_release_generates_and_autogrades(tmp_path):
-    """nbgrader's own commands on the release: generate_assignment, then autograde two made-up submissions."""
+    """nbgrader's own commands on the release: generate_assignment, then autograde a made-up submission with two
+    exercises solved and one answered by a forbidden reference (one notebook run keeps the test short)."""
     assert (NBGRADER / "nbgrader").exists(), (
         f"nbgrader is not installed in {NBGRADER}: bash scripts/test.sh installs requirements-nbgrader.txt there")
     assignment = "the-llm-as-a-policy"
@@ -297,18 +298,17 @@ def test_nbgrader_release_generates_and_autogrades(tmp_path):
         folder.mkdir(parents=True)
         nbformat.write(nb, folder / NAME)
 
-    submit("complete", answers)
     submit("shortcut", {**answers, "solution-value_of_prefix": "def value_of_prefix(policy, reward, prompt, prefix):\n"
                                                                 "    return toy.value(policy, reward, prompt, prefix)"})
     nbgrader("autograde", assignment, "--create")
     nbgrader("export", "--to", str(tmp_path / "grades.csv"))
     with (tmp_path / "grades.csv").open() as f:
         scores = {r["student_id"]: float(r["raw_score"]) for r in csv.DictReader(f)}
-    assert scores == {"complete": 3.0, "shortcut": 2.0}
+    assert scores == {"shortcut": 2.0}
     graded = nbformat.read(course_dir / "autograded" / "shortcut" / assignment / NAME, as_version=4)
     errors = [o.get("evalue", "") for c in graded.cells for o in c.get("outputs", [])
               if o.get("output_type") == "error"]
-    assert any("without toy.value" in e for e in errors), errors
+    assert len(errors) == 1 and "this exercise asks for V(s) by backward induction, without toy.value" in errors[0]
 
 
 def test_nbgrader_source_has_a_solution_region_and_a_test_cell_per_exercise():
