@@ -247,7 +247,7 @@ def sparse_reward_explorer(prompt: int = 2) -> Explorer:
     fig.update_layout(legend=dict(y=-0.2), margin=dict(b=110))
     return Explorer(
         title="Sparse reward: samples until the first success",
-        controls=[dropdown("preset", "π_ref", {p: p for p in PRESETS}, "tuned"),
+        controls=[dropdown("preset", "π_ref", {p: p for p in PRESETS}, "confidently_wrong"),
                   slider("temperature", "Temperature τ", TEMPERATURES, 1.0)],
         outputs={name: deps for name in ("exact", "empirical", "p", "frac", "hits", "mean_wait", "median")},
         compute=compute, figure=fig,
