@@ -183,3 +183,23 @@ def test_bad_input_raises_a_clear_value_error(call, words):
         call()
     for w in words:
         assert w in str(err.value)
+
+
+def test_each_preset_does_to_credit_what_its_description_says():
+    """The sentences of toy.PRESETS, checked on the sum reward for prompt 2 at τ = 1 (as 4.1 quotes them)."""
+    credit = {p: toy.credit_by_position(toy.reference_policy(p), "sum_to_target", 2)[0] for p in toy.PRESETS}
+    share = {p: c / c.sum() for p, c in credit.items()}
+    value = {p: toy.value(toy.reference_policy(p), "sum_to_target", 2) for p in toy.PRESETS}
+    assert share["pretrained"][:3].sum() > 0.2  # the earlier tokens share some of the credit
+    assert value["knows_task"] > 0.5 and share["knows_task"][-1] > share["pretrained"][-1]
+    for reward in ("sum_to_target", "first_token"):  # almost no credit, almost no noise
+        signal, noise = toy.credit_by_position(toy.reference_policy("confidently_wrong"), reward, 2)
+        assert toy.value(toy.reference_policy("confidently_wrong"), reward, 2) < 0.01
+        assert signal.sum() < 0.01 and noise.max() < 0.01
+    evenness = {p: s.min() for p, s in share.items()}  # the smallest share of any position
+    assert max(evenness, key=evenness.get) == "terse"
+    assert toy.reference_policy("terse", eos=True).length_distribution(2)[:2].sum() > 0.5  # stops early
+    for p in toy.PRESETS:  # ...and stops earlier than any other prior
+        if p != "terse":
+            assert toy.reference_policy(p, eos=True).length_distribution(2)[:2].sum() < 0.35, p
+    np.testing.assert_allclose(share["uniform"], [0, 0, 0, 1], atol=1e-12)

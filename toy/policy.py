@@ -263,17 +263,17 @@ _PRESET_HABITS = {
 }
 
 PRESETS = {
-    "pretrained": "counts up (after digit p mostly p+1, sometimes p again): the last token can still fix the sum, so "
-                  "credit piles up at the end, and a first token is credited for the counting path it opens",
-    "knows_task": "the counting habit plus extra weight on the digit that brings the running sum to the target: "
-                  "the reward is seen often, so less is left to credit, and what is left sits on the tokens that "
-                  "leave the known path",
-    "confidently_wrong": "sure of a habit that lands one past the target: the reward is almost never seen, so there "
-                         "is almost no credit to assign, and all of it goes to the rare token that leaves the habit",
-    "terse": "prefers small digits and, when EOS is on, stops early: a short response leaves fewer tokens to share "
-             "the credit, and with EOS the decision to stop carries it",
-    "uniform": "every token equally likely at every step: for sum to target no token but the last changes the odds, "
-               "so the last token gets all the credit",
+    "pretrained": "counts up (after digit p mostly p+1, sometimes p again): its last token can still fix the sum, but "
+                  "how likely it is to depends on the digit before, so the earlier tokens share some of the credit",
+    "knows_task": "the counting habit plus extra weight on the digit that brings the running sum to the target: the "
+                  "reward comes more often than not, and the credit gathers on the last token, which usually fixes "
+                  "the sum whatever came before",
+    "confidently_wrong": "sure of a habit that lands one past the target: the reward almost never comes, so there is "
+                         "almost no credit to assign at any position, and almost no noise either",
+    "terse": "prefers small digits and repeats, and with EOS on likes to stop early: every token changes which digits "
+             "come next, so the credit is spread over the response more evenly than under any other prior",
+    "uniform": "every token equally likely at every step: for sum to target only the last token changes the odds, so "
+               "it gets all the credit",
 }
 """Names of the reference policies, each with what it does to credit. No temperature turns one into another
 (tests/test_policy.py checks it); ``uniform`` is every preset's limit τ → ∞."""

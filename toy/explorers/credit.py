@@ -95,3 +95,11 @@ def credit_by_prior(prompt: int = 2, length: int = 4, temperature: float = 1.0,
                                                       prompt)[0]
                      for preset in PRESETS}
             for reward in rewards}
+
+
+def prior_comparison(prompt: int = 2, length: int = 4, temperature: float = 1.0):
+    """The two rewards side by side: E[A_t²] by position for every preset, sum to target above, first token below
+    (a plotly figure, from ``credit_by_prior``)."""
+    data = credit_by_prior(prompt, length, temperature)
+    title = f"Where credit sits, prior by prior (prompt {prompt}, τ = {temperature:g}): E[A_t²] for both rewards"
+    return figures.credit_by_prior(data, title)
