@@ -17,7 +17,8 @@ from toy.exploration import (
 
 
 @pytest.mark.parametrize("reward", ["sum_to_target", "first_token", "count_target"])
-@pytest.mark.parametrize("preset,temperature", [("pretrained", 1.0), ("knows_task", 0.3), ("confidently_wrong", 1.0), ("terse", 2.0), ("uniform", 1.0)])
+@pytest.mark.parametrize("preset,temperature", [("pretrained", 1.0), ("knows_task", 0.3), ("confidently_wrong", 1.0),
+                                                ("terse", 2.0), ("uniform", 1.0)])
 def test_success_probability_and_effective_responses(reward, preset, temperature):
     policy = toy.reference_policy(preset, temperature, length=3)
     fn = toy.REWARDS[reward]

@@ -219,9 +219,9 @@ class Explorer:
         """Every output on the grid of the controls it depends on, plus the figure and bindings, as JSON data.
 
         Live-only controls are held at their defaults and left out of the payload, and out of every output's
-        dependencies. Output ``o`` with (static) dependencies (c_1, ..., c_k) is stored as a block of floats: the entry for option
-        indices (i_1, ..., i_k) starts at offset + size * (((i_1 * n_2 + i_2) * n_3 + ...) + i_k). All blocks
-        together are one little-endian float64 array, zlib-compressed and base64-encoded in ``data``.
+        dependencies. Output ``o`` with (static) dependencies (c_1, ..., c_k) is stored as a block of floats: the
+        entry for option indices (i_1, ..., i_k) starts at offset + size * (((i_1 * n_2 + i_2) * n_3 + ...) + i_k).
+        All blocks together are one little-endian float64 array, zlib-compressed and base64-encoded in ``data``.
         """
         blocks, meta, offset = [], {}, 0
         by_deps: dict[tuple, list[str]] = {}

@@ -29,7 +29,8 @@ def _first_success_cases(rng):
     succeed, with n from 1 to 10^6), then random settings with n log-uniform on 1..1,000."""
     settings = [("uniform", 1.0, 1, "first_token", 3, 0), ("uniform", 1.0, 1, "first_token", 3, 1),
                 ("confidently_wrong", 0.1, 4, "sum_to_target", 2, 1_000_000),
-                ("confidently_wrong", 0.316, 4, "sum_to_target", 2, 24_300), ("terse", 0.3, 4, "sum_to_target", 4, 1000),
+                ("confidently_wrong", 0.316, 4, "sum_to_target", 2, 24_300),
+                ("terse", 0.3, 4, "sum_to_target", 4, 1000),
                 ("knows_task", 0.1, 4, "sum_to_target", 3, 1), ("pretrained", 0.1, 4, "sum_to_target", 0, 1),
                 ("pretrained", 0.1, 4, "sum_to_target", 0, 1000), ("knows_task", 1.0, 4, "count_target", 1, 7)]
     for _ in range(8):
