@@ -48,3 +48,15 @@ def test_prior_by_prior():
     assert value["confidently_wrong"] < 0.01 and wro[0].sum() < 0.01 and max(wro[0].max(), wro[1].max()) < 0.01
     assert ter[2].min() > max(c[2].min() for c in (pre, kno, wro, uni)) and ter[2][-1] < 0.5
     assert uni[2][-1] == pytest.approx(1.0)
+
+
+def test_what_the_live_sliders_show_in_try_this():
+    """4.1's 'Try this' 4: from uniform, a counting habit gives the earlier tokens credit; from pretrained, knowing
+    the task gathers the credit on the last token."""
+    for count in (0.5, 1.5, 5.0):
+        signal, _ = toy.credit_by_position(toy.reference_policy("uniform", count=count), "sum_to_target", X)
+        assert signal[:3].sum() / signal.sum() > 0.01
+    signals = [toy.credit_by_position(toy.reference_policy("pretrained", know=k), "sum_to_target", X)[0]
+               for k in (0, 1, 2, 3)]
+    last = [s[-1] / s.sum() for s in signals]
+    assert all(b > a for a, b in zip(last, last[1:], strict=False))

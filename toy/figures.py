@@ -77,7 +77,7 @@ def credit_by_prior(signal: dict, title: str) -> go.Figure:
     for row, reward in enumerate(rewards, start=1):
         for k, (prior, y) in enumerate(signal[reward].items()):
             L = len(y)
-            fig.add_bar(x=[f"token {t + 1}" for t in range(L)], y=list(map(float, y)), name=prior.replace("_", " "),
+            fig.add_bar(x=[f"token {t + 1}" for t in range(L)], y=list(map(float, y)), name=prior,
                         marker=dict(color=PRIOR_COLOURS[k % len(PRIOR_COLOURS)],
                                     pattern=dict(shape=PATTERNS[k % len(PATTERNS)])),
                         legendgroup=prior, showlegend=row == 1, row=row, col=1,

@@ -60,7 +60,7 @@ def credit_assignment(prompt: int = 2, length: int = 4, response=(1, 2, 3, 4)) -
     controls = [
         dropdown("reward", "Reward", {name: name.replace("_", " ") for name in REWARDS}, "sum_to_target"),
         slider("temperature", "Temperature τ", TEMPERATURES, 1.0, live=True, log=True),
-        dropdown("preset", "π_ref", {name: name.replace("_", " ") for name in PRESETS}, "pretrained"),
+        dropdown("preset", "π_ref", {name: name for name in PRESETS}, "pretrained"),
     ] + [live_slider(habit, f"{label} +", *HABIT_RANGE, 0.0) for habit, label in SHAPING.items()]
     controls += [dropdown(name, f"Token {t + 1}", range(VOCAB_SIZE), response[t]) for t, name in enumerate(tokens)]
     words = " ".join("{" + name + "}" for name in tokens)
