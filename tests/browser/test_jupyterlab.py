@@ -58,7 +58,7 @@ def test_figure_4_1_is_live_in_jupyterlab(bt, browser, tmp_path):
     assert moved["paths"] != start["paths"], "the bars did not change"
     step = explorer_control("temperature").step  # one key press moves log10(τ) by one step: off the static grid
     tau = 10.0 ** step
-    assert start["readout"] == "1" and moved["readout"] == f"{tau:.3g}", (start, moved)
+    assert float(start["readout"]) == 1.0 and float(moved["readout"]) == float(f"{tau:.3g}"), (start, moved)
     # The redrawn bars are toy's numbers at the new temperature (Figure 4.1 as the notebook calls it).
     calls = [kwargs for name, kwargs in bt._notebook_calls(NOTEBOOK.removesuffix(".ipynb"))
              if name == "credit_assignment"]

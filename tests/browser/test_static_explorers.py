@@ -178,8 +178,11 @@ def test_figure_4_1_is_driven_and_matches_toy_directly(bt, browser, site_url):
         fig41 = [d for d in drivers if d.match.name == "credit_assignment"]
         assert len(fig41) == 1, [d.match.name for d in drivers]
         d = fig41[0]
-        # Move several controls, then compare with toy at a corner of the grid: τ = 0.1, last preset, last reward.
-        for name, i in [("temperature", 0), ("preset", len(d.explorer._control["preset"].values) - 1),
+        # Move several controls, then compare with toy at a corner of the grid: τ = 0.1, the last preset that
+        # temperature changes (uniform is the same at every τ), the last reward.
+        presets = d.explorer._control["preset"].values
+        last = max(i for i, p in enumerate(presets) if p != "uniform")
+        for name, i in [("temperature", 0), ("preset", last),
                         ("reward", len(d.explorer._control["reward"].values) - 1), ("y0", 4), ("y3", 0)]:
             c = d.explorer._control[name]
             (d.keys_to if c.kind == "slider" else d.choose)(c, i)

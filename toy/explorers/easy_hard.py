@@ -372,7 +372,7 @@ def long_credit_explorer(prompt: int = 2) -> Explorer:
                     col=1, hovertemplate="L = %{x:,}: %{y:.3g}<extra>noise</extra>")
     fig.update_xaxes(title_text="position (share of the response)", tickformat=".0%", row=1, col=1)
     fig.update_xaxes(type="log", title_text="response length L", row=2, col=1)
-    fig.update_yaxes(type="log", title_text="mean square (reward²)", range=[np.log10(LOG_FLOOR), 0.5], row=1, col=1)
+    fig.update_yaxes(type="log", title_text="reward²", range=[np.log10(LOG_FLOOR), 0.5], row=1, col=1)
     fig.update_yaxes(type="log", title_text="per token", row=2, col=1)
     fig.update_layout(barmode="group", bargap=0.15)
     base_layout(fig, "", height=720)
