@@ -41,7 +41,7 @@ def main():
     print(f"length 1,000: {worst_1000:.4f} s (budget {BUDGET_SECONDS} s): {verdict}")
 
     print("\nagreement with enumeration (toy.exact.credit_by_position on the same policy as a BigramPolicy)")
-    print(f"{'reward':<15}{'L':>3}{'max |ΔE|A_t||':>16}{'max |Δnoise_t|':>16}{'DP s':>10}{'enum s':>10}")
+    print(f"{'reward':<15}{'L':>3}{'max |ΔE[A_t²]|':>16}{'max |Δnoise_t|':>16}{'DP s':>10}{'enum s':>10}")
     worst = 0.0
     for reward in LONG_REWARDS:
         for L in (2, 4, 6, 8):
@@ -50,9 +50,9 @@ def main():
                 t0 = time.perf_counter()
                 dp = credit(p, reward, 2, L)
                 t1 = time.perf_counter()
-                mean_abs, noise = toy.credit_by_position(p.bigram(L), reward, 2)
+                signal, noise = toy.credit_by_position(p.bigram(L), reward, 2)
                 t2 = time.perf_counter()
-                d1 = float(np.abs(dp.mean_abs - mean_abs).max())
+                d1 = float(np.abs(dp.mean_square - signal).max())
                 d2 = float(np.abs(dp.noise - noise).max())
                 worst = max(worst, d1, d2)
             print(f"{reward:<15}{L:>3}{d1:>16.2e}{d2:>16.2e}{t1 - t0:>10.4f}{t2 - t1:>10.4f}")

@@ -17,25 +17,57 @@ import toy
 EOS = 5
 
 
-def pretrained_logit(t: int, prev: int, a: int, eos: bool) -> float:
-    """The 'pretrained' preset written out again from its description."""
+PRESET_WEIGHTS = {
+    "pretrained": dict(count=1.5, repeat=0.8, small=0.3, end=1.0),
+    "knows_task": dict(count=1.5, repeat=0.8, small=0.3, end=1.0, know=2.0),
+    "confidently_wrong": dict(miss=5.0, end=1.0),
+    "terse": dict(repeat=0.8, small=1.5, stop=1.5),
+    "uniform": dict(),
+}
+"""The presets' habit weights, copied from their descriptions in toy/policy.py (the formula below is our own)."""
+
+
+def habit_logit(w: dict, prompt: int, prefix: tuple, a: int) -> float:
+    """One next-token logit of a habit policy, written out from HabitPolicy's docstring, one token at a time."""
+    t = len(prefix)
     if a == EOS:
-        return -3.0 + 1.0 * t
-    return (1.5 + 0.25 * t) * (a == (prev + 1) % 5) + 0.8 * (a == prev) - 0.3 * a
+        return w.get("stop", 0.0) + w.get("end", 0.0) * (t - 3)
+    prev = prefix[-1] if prefix else prompt
+    total = sum(tok for tok in prefix if tok != EOS)
+    z = 0.0
+    if a == (prev + 1) % 5:
+        z += w.get("count", 0.0) * (1 + t / 6)
+    if a == prev:
+        z += w.get("repeat", 0.0)
+    z -= w.get("small", 0.0) * a
+    if (total + a) % 5 == prompt:
+        z += w.get("know", 0.0)
+    if (total + a) % 5 == (prompt + 1) % 5:
+        z += w.get("miss", 0.0)
+    return z
+
+
+def preset_probs(preset: str, temperature: float, prompt: int, prefix: tuple, eos: bool = False,
+                 **shifts) -> list[float]:
+    """π_τ(· | x, prefix) for a preset (its weights shifted by ``shifts``): softmax(z / τ); after EOS only EOS."""
+    k = 6 if eos else 5
+    if eos and EOS in prefix:
+        return [0.0] * 5 + [1.0]
+    w = dict(PRESET_WEIGHTS[preset])
+    for name, v in shifts.items():
+        w[name] = w.get(name, 0.0) + v
+    z = [habit_logit(w, prompt, tuple(prefix), a) / temperature for a in range(k)]
+    m = max(z)
+    e = [math.exp(v - m) for v in z]
+    return [v / sum(e) for v in e]
 
 
 def next_probs(preset: str, temperature: float, t: int, prev: int, eos: bool = False) -> list[float]:
-    """π_τ(· | position t, previous token) from the preset's formula: softmax(log_softmax(z) / τ)."""
-    k = 6 if eos else 5
-    if eos and prev == EOS:
-        return [0.0] * 5 + [1.0]
-    scale = {"pretrained": 1.0, "uniform": 0.0, "tuned": 3.0}[preset]
-    z = [scale * pretrained_logit(t, prev, a, eos) for a in range(k)]
-    m = max(z)
-    log_norm = m + math.log(sum(math.exp(v - m) for v in z))
-    w = [math.exp((v - log_norm) / temperature) for v in z]
-    s = sum(w)
-    return [v / s for v in w]
+    """π_τ(· | position t, previous token) for a preset whose probabilities depend only on t and the previous token
+    (not 'knows_task' or 'confidently_wrong', which also read the running sum and the target)."""
+    assert preset in ("pretrained", "terse", "uniform")
+    prefix = (0,) * (t - 1) + (prev,) if t else ()
+    return preset_probs(preset, temperature, prev if t == 0 else 0, prefix, eos)
 
 
 def strip(response):

@@ -181,3 +181,20 @@ def test_instructors_page_lists_every_forbidden_reference():
     for name, ex in toy.exercises.EXERCISES.items():
         row = next((line for line in page.splitlines() if line.startswith(f"| `{name}` |")), "")
         assert row and all(f"`{ref}`" in row for ref in ex.forbidden.references), (name, row)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7])
+def test_hidden_cases_meet_every_preset(seed):
+    """Every exercise whose hidden cases draw reference policies at random meets all of toy.PRESETS."""
+    import zlib
+
+    from toy.exercises import EXERCISES
+
+    with_priors = 0
+    for name, ex in EXERCISES.items():
+        cases = ex.cases(np.random.default_rng(seed + zlib.crc32(name.encode())))
+        seen = {a.name for c in cases for a in c.args if isinstance(a, toy.HabitPolicy) and a.name in toy.PRESETS}
+        if seen:
+            with_priors += 1
+            assert seen == set(toy.PRESETS), (name, seen)
+    assert with_priors >= 7

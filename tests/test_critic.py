@@ -99,7 +99,8 @@ def test_gradient_steps_converge_to_the_least_squares_fit():
 
 
 @pytest.mark.parametrize("reward", ["sum_to_target", "first_token", "count_target"])
-@pytest.mark.parametrize("preset,temperature", [("pretrained", 1.0), ("tuned", 0.5), ("uniform", 1.0)])
+@pytest.mark.parametrize("preset,temperature", [("pretrained", 1.0), ("knows_task", 0.5), ("confidently_wrong", 1.0),
+                                                ("terse", 1.0), ("uniform", 1.0)])
 def test_tabular_population_fit_is_the_exact_value(reward, preset, temperature):
     policy = toy.reference_policy(preset, temperature, length=3)
     critic = Critic(3, "tabular").fit_population(policy, reward)

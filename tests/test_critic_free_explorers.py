@@ -28,7 +28,7 @@ def test_group_advantages_are_the_methods_formulas(method):
 def test_estimator_variance_scales():
     ex = cf.estimator_variance()
     ns = np.array(cf.VARIANCE_SIZES)
-    for preset in ("pretrained", "tuned"):
+    for preset in toy.PRESETS:
         fig = ex.figure_for(reward="sum_to_target", preset=preset)
         by_name = {}
         for trace in fig.data:

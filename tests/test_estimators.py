@@ -149,11 +149,11 @@ def test_full_toy_expectations_against_known_scales(method):
 
 
 def test_grpo_reweights_prompts_so_the_summed_gradient_turns():
-    pi = toy.TabularPolicy.from_policy(toy.reference_policy("tuned"))
+    pi = toy.TabularPolicy.from_policy(toy.reference_policy("terse"))
     grads = [E.exact_policy_gradient(pi, "sum_to_target", x) for x in toy.PROMPTS]
     means = [E.expected_gradient("grpo", pi, "sum_to_target", x, 16) for x in toy.PROMPTS]
     g, m = np.concatenate(grads), np.concatenate(means)
-    assert m @ g / np.linalg.norm(m) / np.linalg.norm(g) < 0.99
+    assert m @ g / np.linalg.norm(m) / np.linalg.norm(g) < 0.995  # about 6.8 degrees at n = 16
     ratios = [mx @ gx / (gx @ gx) for mx, gx in zip(means, grads, strict=True)]
     assert max(ratios) / min(ratios) > 1.5  # prompt weights differ by half again
     # With n = 2 the weight is the same for every p: 1/√2 (up to ε).

@@ -1,5 +1,6 @@
 """Exact values and advantages against the independent forward enumeration in tests/brute.py."""
 
+import functools
 import itertools
 
 import numpy as np
@@ -8,7 +9,8 @@ import pytest
 import toy
 from tests import brute
 
-SETTINGS = [("pretrained", 1.0), ("uniform", 1.0), ("tuned", 0.3), ("pretrained", 10.0), ("pretrained", 0.1)]
+SETTINGS = [("pretrained", 1.0), ("uniform", 1.0), ("knows_task", 0.3), ("confidently_wrong", 1.0), ("terse", 2.0),
+            ("pretrained", 10.0), ("pretrained", 0.1)]
 
 
 @pytest.mark.parametrize("preset, temperature", SETTINGS)
@@ -56,7 +58,7 @@ def test_eos_values_match_forward_enumeration():
 
 
 def test_reach_probabilities_and_return_variances_match_enumeration():
-    pi = toy.reference_policy("tuned", 0.6, length=3)
+    pi = toy.reference_policy("knows_task", 0.6, length=3)
     reach = toy.exact.reach_probs(pi, 4)
     var = toy.exact.return_variances(pi, "count_target", 4)
     fn = toy.REWARDS["count_target"]
@@ -71,18 +73,42 @@ def test_reach_probabilities_and_return_variances_match_enumeration():
         assert var[len(prefix)][prefix] == pytest.approx(want, abs=1e-12)
 
 
-def test_credit_by_position_matches_enumeration():
-    pi = toy.reference_policy("pretrained", 1.0, length=3)
+@pytest.mark.parametrize("preset", list(toy.PRESETS))
+def test_credit_by_position_matches_enumeration(preset):
+    pi = toy.reference_policy(preset, 1.0, length=3)
     for reward, fn in toy.REWARDS.items():
-        mean_abs, noise = toy.credit_by_position(pi, reward, 2)
-        want_abs, want_noise = np.zeros(3), np.zeros(3)
+        signal, noise = toy.credit_by_position(pi, reward, 2)
+        want_sq, want_noise = np.zeros(3), np.zeros(3)
         v0 = brute.value(pi, fn, 2)
         for y, p in brute.completions(pi, 2, ()):
             A = brute.token_advantages(pi, fn, 2, y)
-            want_abs += p * np.abs(A)
+            want_sq += p * np.array(A) ** 2
             want_noise += p * (fn(2, y) - v0 - np.array(A)) ** 2
-        np.testing.assert_allclose(mean_abs, want_abs, atol=1e-12)
+        np.testing.assert_allclose(signal, want_sq, atol=1e-12)
         np.testing.assert_allclose(noise, want_noise, atol=1e-12)
+
+
+@pytest.mark.parametrize("preset, temperature, eos", [(p, 1.0, False) for p in toy.PRESETS]
+                         + [("terse", 0.4, True), ("knows_task", 3.0, True)])
+def test_noise_is_the_other_positions_signal(preset, temperature, eos):
+    """noise_t = Σ_{s≠t} E[A_s²]: the identity that puts the lower panel's two bars in the same units. Both sides
+    come from brute-force enumeration here; the cross terms E[A_s A_t] (s ≠ t) vanish."""
+    pi = toy.reference_policy(preset, temperature, length=3, eos=eos)
+    for reward, fn in toy.REWARDS.items():
+        v0 = brute.value(pi, fn, 1)
+        sq, noise, cross = np.zeros(3), np.zeros(3), np.zeros((3, 3))
+        value = functools.cache(lambda prefix, fn=fn: brute.value(pi, fn, 1, prefix))
+        for y, p in brute.completions(pi, 1, ()):
+            A = np.array([value(y[: t + 1]) - value(y[:t]) for t in range(3)])
+            sq += p * A ** 2
+            noise += p * (fn(1, brute.strip(y)) - v0 - A) ** 2
+            cross += p * np.outer(A, A)
+        np.testing.assert_allclose(cross - np.diag(np.diag(cross)), 0.0, atol=1e-12)
+        np.testing.assert_allclose(noise, sq.sum() - sq, atol=1e-12)
+        signal, toy_noise = toy.credit_by_position(pi, reward, 1)
+        np.testing.assert_allclose(toy_noise, signal.sum() - signal, atol=1e-12)
+        var = toy.exact.return_variances(pi, reward, 1)[0]
+        assert signal.sum() == pytest.approx(float(var), abs=1e-12)
 
 
 def test_first_token_reward_puts_all_credit_on_token_one():
@@ -90,16 +116,18 @@ def test_first_token_reward_puts_all_credit_on_token_one():
         pi = toy.reference_policy(preset)
         A = toy.advantage_table(pi, "first_token", 2)
         assert np.all(np.abs(A[..., 1:]) < 1e-14)  # zero up to rounding in Σ_a π(a|s) = 1
-        mean_abs, noise = toy.credit_by_position(pi, "first_token", 2)
-        assert mean_abs[0] > 0.05 and np.all(mean_abs[1:] < 1e-14) and noise[0] < 1e-28
+        signal, noise = toy.credit_by_position(pi, "first_token", 2)
+        assert signal[0] > 1e-3 and np.all(signal[1:] < 1e-27) and noise[0] < 1e-28
+        # in matching units, the noise on each later token is token 1's whole signal, Var r
+        np.testing.assert_allclose(noise[1:], signal[0], rtol=1e-12)
 
 
 def test_sum_reward_spreads_credit_over_all_positions_under_pretrained():
-    mean_abs, _ = toy.credit_by_position(toy.reference_policy(), "sum_to_target", 2)
-    assert np.all(mean_abs > 0.01)
+    signal, _ = toy.credit_by_position(toy.reference_policy(), "sum_to_target", 2)
+    assert np.all(signal > 1e-4)
     # ...but only the last token matters when π_ref's last token is uniform
-    mean_abs, _ = toy.credit_by_position(toy.reference_policy("uniform"), "sum_to_target", 2)
-    assert np.all(mean_abs[:3] < 1e-12) and mean_abs[3] > 0.1
+    signal, _ = toy.credit_by_position(toy.reference_policy("uniform"), "sum_to_target", 2)
+    assert np.all(signal[:3] < 1e-24) and signal[3] > 0.1
 
 
 def test_any_function_is_a_reward():

@@ -17,7 +17,8 @@ from toy.exploration import (
 
 
 @pytest.mark.parametrize("reward", ["sum_to_target", "first_token", "count_target"])
-@pytest.mark.parametrize("preset,temperature", [("pretrained", 1.0), ("tuned", 0.3), ("uniform", 1.0)])
+@pytest.mark.parametrize("preset,temperature", [("pretrained", 1.0), ("knows_task", 0.3), ("confidently_wrong", 1.0),
+                                                ("terse", 2.0), ("uniform", 1.0)])
 def test_success_probability_and_effective_responses(reward, preset, temperature):
     policy = toy.reference_policy(preset, temperature, length=3)
     fn = toy.REWARDS[reward]
@@ -50,7 +51,7 @@ def test_sample_stream_waits_are_the_gaps_between_successes():
 
 
 def test_sample_stream_fraction_and_mean_wait_agree_with_p():
-    policy = toy.reference_policy("tuned", 1.0)
+    policy = toy.reference_policy("knows_task", 1.0)
     p = success_probability(policy, "sum_to_target", 2)
     s = sample_stream(policy, "sum_to_target", 2, 40_000, rng=0)
     se = math.sqrt(p * (1 - p) / 40_000)
@@ -74,7 +75,7 @@ def brute_gradients(policy, reward, x, b):
 
 
 @pytest.mark.parametrize("reward", ["sum_to_target", "count_target"])
-@pytest.mark.parametrize("preset,temperature", [("pretrained", 1.0), ("tuned", 0.5)])
+@pytest.mark.parametrize("preset,temperature", [("pretrained", 1.0), ("terse", 0.5)])
 def test_gradient_moments_match_brute_force(reward, preset, temperature):
     policy = toy.reference_policy(preset, temperature, length=3)
     x = 1

@@ -98,13 +98,23 @@ def test_live_controls_are_widgets_that_drive_the_figure(explorer):
     live = explorer.live()
     for c in explorer.controls:
         widget = live.controls[c.name]
-        before = [np.asarray(t.y).copy() if t.y is not None else None for t in live.figure.data]
-        widget.value = len(c.values) - 1 if widget.value != len(c.values) - 1 else 0  # as a reader would
-        assert live.state()[c.name] == c.values[widget.value]
+        if c.live is not None:  # a continuous slider: to its far end, as a reader would drag it
+            end = c.live[1] if widget.value != c.live[1] else c.live[0]
+            widget.value = end
+            assert live.state()[c.name] == pytest.approx(end, rel=1e-12)
+        else:
+            widget.value = len(c.values) - 1 if widget.value != len(c.values) - 1 else 0  # as a reader would
+            assert live.state()[c.name] == c.values[widget.value]
         want = explorer.figure_for(**live.state())
         for got_trace, want_trace in zip(live.figure.data, want.data, strict=True):
             np.testing.assert_array_equal(np.asarray(got_trace.y), np.asarray(want_trace.y))
-        del before
+
+
+def test_static_payload_offers_only_static_controls(explorer):
+    payload = explorer.static_payload()
+    assert [c["name"] for c in payload["controls"]] == [c.name for c in explorer.static_controls]
+    static = {c.name for c in explorer.static_controls}
+    assert all(set(o["deps"]) <= static for o in payload["outputs"].values())
 
 
 def test_unknown_control_values_are_rejected_clearly(explorer):
@@ -126,8 +136,8 @@ def test_figure_4_1_shows_toys_exact_credit():
             pi = toy.reference_policy(preset, temperature)
             np.testing.assert_allclose(fig.data[0].y, toy.token_advantages(pi, reward, 2, y), atol=1e-15)
             np.testing.assert_allclose(fig.data[1].y, [toy.sequence_advantage(pi, reward, 2, y)] * 4, atol=1e-15)
-            mean_abs, noise = toy.credit_by_position(pi, reward, 2)
-            np.testing.assert_allclose(fig.data[2].y, mean_abs, atol=1e-15)
+            signal, noise = toy.credit_by_position(pi, reward, 2)
+            np.testing.assert_allclose(fig.data[2].y, signal, atol=1e-15)
             np.testing.assert_allclose(fig.data[3].y, noise, atol=1e-15)
             assert f"response {' '.join(map(str, y))}" in fig.layout.title.text
 
@@ -135,8 +145,8 @@ def test_figure_4_1_shows_toys_exact_credit():
 def test_figure_4_1_sample_button_sets_responses_drawn_from_the_policy():
     ex = toy.explorers.credit_assignment(prompt=2)
     live = ex.live()
-    live.set(temperature=toy.explorers.TEMPERATURES[0], preset="tuned")
-    pi = toy.reference_policy("tuned", toy.explorers.TEMPERATURES[0])
+    live.set(temperature=toy.explorers.TEMPERATURES[0], preset="knows_task")
+    pi = toy.reference_policy("knows_task", toy.explorers.TEMPERATURES[0])
     seen = []
     for _ in range(5):
         live.run_action("Sample a response")
@@ -154,3 +164,50 @@ def test_figure_4_1_live_redraw_is_batched():
         setattr(live.figure, f"_send_{kind}_msg", lambda *a, kind=kind, **k: sent.append(kind))
     live.set(temperature=toy.explorers.TEMPERATURES[-1])
     assert sent == ["update"]
+
+
+def test_figure_4_1_live_view_off_the_grid_shows_toys_numbers():
+    """The live view is continuous: at temperatures between the static grid's points and with π_ref's habits
+    shifted by its sliders, it shows exactly what toy computes there."""
+    ex = toy.explorers.credit_assignment(prompt=2)
+    live = ex.live()
+    assert type(live.controls["temperature"]).__name__ == "FloatLogSlider"
+    assert (live.controls["temperature"].min, live.controls["temperature"].max) == (-1.0, 1.0)
+    for c in ("count", "repeat", "know"):
+        assert (live.controls[c].min, live.controls[c].max) == toy.HABIT_RANGE
+    y = (3, 0, 4, 1)
+    settings = [dict(temperature=0.137), dict(temperature=7.3, preset="terse", count=2.4),
+                dict(temperature=1.0, preset="uniform", know=3.3, repeat=-1.7),
+                dict(temperature=0.1, preset="confidently_wrong", count=-5.0, know=5.0, repeat=5.0),
+                dict(temperature=10.0, reward="first_token", preset="knows_task", know=-5.0)]
+    for setting in settings:
+        live.set(**setting, **{f"y{t}": y[t] for t in range(4)})
+        st = live.state()
+        assert all(st[k] == (pytest.approx(v) if isinstance(v, float) else v) for k, v in setting.items())
+        habits = {h: st[h] for h in ("count", "repeat", "know")}
+        pi = toy.reference_policy(st["preset"], st["temperature"], **habits)
+        reward = st["reward"]
+        signal, noise = toy.credit_by_position(pi, reward, 2)
+        d = live.figure.data
+        np.testing.assert_allclose(d[0].y, toy.token_advantages(pi, reward, 2, y), atol=1e-15)
+        np.testing.assert_allclose(d[1].y, [toy.sequence_advantage(pi, reward, 2, y)] * 4, atol=1e-15)
+        np.testing.assert_allclose(d[2].y, signal, atol=1e-15)
+        np.testing.assert_allclose(d[3].y, noise, atol=1e-15)
+        assert f"V(x) = {toy.value(pi, reward, 2):.3f}" in live.figure.layout.title.text
+    # the habit sliders change the bars: each one moves something the others do not
+    base = ex.figure_for()
+    for habit in ("count", "repeat", "know"):
+        moved = ex.figure_for(**{habit: 1.0})
+        assert np.abs(np.asarray(moved.data[2].y) - np.asarray(base.data[2].y)).max() > 1e-3, habit
+
+
+def test_figure_4_1_controls_reject_values_outside_their_range():
+    ex = toy.explorers.credit_assignment()
+    with pytest.raises(ValueError, match=r"knows the task \+.*5.5.*\[-5, 5\]"):
+        ex.state(know=5.5)
+    with pytest.raises(ValueError, match=r"Temperature.*0.05.*\[0.1, 10\]"):
+        ex.state(temperature=0.05)
+    with pytest.raises(ValueError, match="'tuned'"):
+        ex.state(preset="tuned")
+    with pytest.raises(ValueError, match=r"count.*\[-5.0, 5.0\].*7"):
+        toy.reference_policy(count=7)

@@ -20,7 +20,7 @@ def brute_kl(p_policy, q_policy, prompt):
 
 
 def test_sequence_kl_matches_enumeration_and_the_chain_rule():
-    p, q = toy.reference_policy("tuned", 0.7, length=3), toy.reference_policy("pretrained", 2.0, length=3)
+    p, q = toy.reference_policy("knows_task", 0.7, length=3), toy.reference_policy("pretrained", 2.0, length=3)
     assert toy.kl.sequence_kl(p, q, 1) == pytest.approx(brute_kl(p, q, 1), rel=1e-10)
     # chain rule: sequence KL = E_p Σ_t KL(p(·|s_t) ‖ q(·|s_t))
     chain = 0.0

@@ -39,7 +39,7 @@ def brute_credit(policy, reward, x, L):
 
 
 @pytest.mark.parametrize("reward", LONG_REWARDS)
-@pytest.mark.parametrize("preset,temperature", [("pretrained", 1.0), ("tuned", 0.4), ("uniform", 1.0),
+@pytest.mark.parametrize("preset,temperature", [("pretrained", 1.0), ("sharp", 0.4), ("uniform", 1.0),
                                                 ("pretrained", 5.0)])
 @pytest.mark.parametrize("L", [1, 2, 4])
 def test_credit_equals_enumeration(reward, preset, temperature, L):
@@ -56,8 +56,8 @@ def test_credit_equals_enumeration(reward, preset, temperature, L):
 def test_credit_equals_toy_exact_at_length_six(reward):
     policy = MarkovPolicy("pretrained", 0.8)
     got = credit(policy, reward, 1, 6)
-    mean_abs, noise = toy.credit_by_position(policy.bigram(6), reward, 1)
-    np.testing.assert_allclose(got.mean_abs, mean_abs, atol=1e-12)
+    signal, noise = toy.credit_by_position(policy.bigram(6), reward, 1)
+    np.testing.assert_allclose(got.mean_square, signal, atol=1e-12)
     np.testing.assert_allclose(got.noise, noise, atol=1e-12)
 
 
@@ -75,7 +75,7 @@ def test_automata_compute_the_toy_rewards():
 
 
 def test_bigram_copy_has_the_markov_probabilities():
-    policy = MarkovPolicy("tuned", 2.0)
+    policy = MarkovPolicy("sharp", 2.0)
     b = policy.bigram(3)
     for x in (0, 4):
         for y in [(0, 1, 2), (4, 4, 0)]:

@@ -10,7 +10,7 @@ from toy.offpolicy import policy_path, reward_gradient, weight_variance
 
 
 def test_reward_gradient_is_the_finite_difference_gradient():
-    tab = toy.TabularPolicy.from_policy(toy.reference_policy("tuned", 1.5, length=2))
+    tab = toy.TabularPolicy.from_policy(toy.reference_policy("terse", 1.5, length=2))
     x = 1
     grads = reward_gradient(tab, "count_target", x)
     for g, fd in zip(grads, brute.finite_difference_gradient(tab, "count_target", x), strict=True):

@@ -41,11 +41,14 @@ from .exact import (
 )
 from .policy import (
     EOS,
+    HABIT_RANGE,
+    HABITS,
     PRESETS,
     PROMPTS,
     RESPONSE_LENGTH,
     VOCAB_SIZE,
     BigramPolicy,
+    HabitPolicy,
     Policy,
     TabularPolicy,
     reference_policy,
@@ -57,8 +60,8 @@ __all__ = [
     "exercises", "explorer", "explorers", "figures", "kl", "montecarlo", "trust_region", "critic",
     "estimators", "gae", "imitation", "ppo", "recipes", "sft", "train",
     "bootstrap", "clipping", "discount", "exploration", "fates", "longrun", "offpolicy", "resets", "reward_models",
-    "EOS", "PRESETS", "PROMPTS", "RESPONSE_LENGTH", "REWARDS", "VOCAB_SIZE",
-    "BigramPolicy", "Policy", "TabularPolicy",
+    "EOS", "HABITS", "HABIT_RANGE", "PRESETS", "PROMPTS", "RESPONSE_LENGTH", "REWARDS", "VOCAB_SIZE",
+    "BigramPolicy", "HabitPolicy", "Policy", "TabularPolicy",
     "advantage_table", "credit_by_position", "get_reward", "reference_policy", "reward_table",
     "sequence_advantage", "strip_eos", "token_advantages", "value", "values",
 ]

@@ -101,19 +101,20 @@ def advantage_table(policy: Policy, reward, prompt) -> np.ndarray:
 
 
 def credit_by_position(policy: Policy, reward, prompt) -> tuple[np.ndarray, np.ndarray]:
-    """Where credit sits on average, and the noise the sequence-level view adds: two arrays of shape (L,)::
+    """Where credit sits on average, and the noise the sequence-level view adds, in the same units (reward²): two
+    arrays of shape (L,)::
 
-        mean_abs[t] = E_{y~π} abs(A(s_t, y_t))
-        noise[t]    = E_{y~π} [(r(x, y) − V(x) − A(s_t, y_t))²]
+        signal[t] = E_{y~π} [A(s_t, y_t)²]                     how much of Var[r] position t decides
+        noise[t]  = E_{y~π} [(r(x, y) − V(x) − A(s_t, y_t))²]  what r − V(x) adds to token t's own advantage
 
-    The noise is the mean squared gap between the credit every token gets from r − V(x) and the token's own
-    advantage; it equals Σ_{s≠t} E[A_s²], the other tokens' advantages, because those are uncorrelated.
+    Advantages at different positions are uncorrelated (E[A_s A_t] = 0 for s ≠ t, since E[A_t | s_t] = 0), so
+    Σ_t signal[t] = Var[r | x] and noise[t] = Σ_{s≠t} signal[s] = Var[r | x] − signal[t].
     """
     V = values(policy, reward, prompt)
     A = _advantages_from_values(V)
     P = policy.response_probs(prompt)
     L = policy.length
     seq = (V[L] - V[0])[..., None]  # r − V(x) for every response, shape (K,)*L + (1,)
-    mean_abs = np.tensordot(P, np.abs(A), axes=L)
+    signal = np.tensordot(P, A ** 2, axes=L)
     noise = np.tensordot(P, (seq - A) ** 2, axes=L)
-    return mean_abs, noise
+    return signal, noise

@@ -2,7 +2,10 @@
 
 An explorer is a description:
 
-* ``controls``: named choices, each with a finite list of values (a dropdown or a slider over a grid);
+* ``controls``: named choices, each with a finite list of values (a dropdown or a slider over a grid). A slider
+  may also have a continuous ``live`` range: the live view then moves continuously over it (evenly in log τ for
+  a log slider), while the static view keeps the grid. A ``live_only`` control (a slider made by ``live_slider``)
+  exists only in the live view; the static view holds it at its default;
 * ``outputs``: named 1-d float arrays, each declaring which controls it depends on;
 * ``compute(state) -> {output name: array}``: a pure function from a control state (name → value) to outputs;
 * ``figure``: a plotly figure whose traces and title are filled from the outputs by ``traces`` and ``layout``
@@ -52,6 +55,31 @@ class Control:
     labels: tuple[str, ...]
     default: int  # index into values
     kind: str = "dropdown"
+    live: tuple[float, float] | None = None  # (low, high): the live view's slider is continuous on this range
+    log: bool = False  # the live slider moves evenly in log10(value)
+    step: float = 0.01  # the live slider's step (in log10(value) when ``log``)
+    fmt: str = "{:.3g}"
+    live_only: bool = False  # the static view offers no such control and holds it at its default
+
+    def check(self, value):
+        """The value a state holds for ``value``: any number in the live range, else one of ``values``."""
+        if self.live is not None:
+            low, high = self.live
+            try:
+                x = float(value)
+            except (TypeError, ValueError):
+                x = float("nan")
+            if not low <= x <= high:
+                raise ValueError(f"{self.label}: {value!r} is not one of the allowed values: a number in "
+                                 f"[{low:g}, {high:g}]")
+            return x
+        return self.values[self.index(value)]
+
+    def label_of(self, value) -> str:
+        """The text a view shows for ``value``: its option label on the grid, the format off it."""
+        if self.live is not None:
+            return self.fmt.format(float(value))
+        return self.labels[self.index(value)]
 
     def index(self, value) -> int:
         """Position of ``value`` in ``values``; ValueError naming the allowed values otherwise."""
@@ -72,11 +100,25 @@ def dropdown(name: str, label: str, options, default) -> Control:
     return Control(name, label, values, labels, c.index(default), "dropdown")
 
 
-def slider(name: str, label: str, values: Sequence[float], default: float, fmt: str = "{:.3g}") -> Control:
-    """A slider over a grid of values (log-spaced grids make a log-scale slider)."""
+def slider(name: str, label: str, values: Sequence[float], default: float, fmt: str = "{:.3g}",
+           live: bool = False, log: bool = False, step: float = 0.01) -> Control:
+    """A slider over a grid of values (log-spaced grids make a log-scale slider).
+
+    With ``live=True`` the live view's slider is continuous from the grid's first to its last value (evenly in
+    log10 of the value when ``log``, in steps of ``step``); the static view keeps the grid.
+    """
     values = tuple(float(v) for v in values)
-    c = Control(name, label, values, tuple(fmt.format(v) for v in values), 0, "slider")
-    return Control(name, label, values, c.labels, c.index(default), "slider")
+    labels = tuple(fmt.format(v) for v in values)
+    c = Control(name, label, values, labels, 0, "slider")
+    return Control(name, label, values, labels, c.index(default), "slider",
+                   live=(values[0], values[-1]) if live else None, log=log, step=step, fmt=fmt)
+
+
+def live_slider(name: str, label: str, low: float, high: float, default: float, step: float = 0.1,
+                fmt: str = "{:+.1f}") -> Control:
+    """A continuous slider of the live view only; the static view holds it at ``default``."""
+    return Control(name, label, (float(default),), (fmt.format(default),), 0, "slider",
+                   live=(float(low), float(high)), step=step, fmt=fmt, live_only=True)
 
 
 @dataclass(frozen=True)
@@ -115,6 +157,11 @@ class Explorer:
                 raise ValueError(f"output {out!r} depends on unknown controls {sorted(unknown)}")
         self._control = {c.name: c for c in self.controls}
 
+    @property
+    def static_controls(self) -> list[Control]:
+        """The controls the static view offers (all but the live-only ones)."""
+        return [c for c in self.controls if not c.live_only]
+
     # -- state and outputs -------------------------------------------------------------------------------
     def state(self, **values) -> dict:
         """The control state with defaults, overridden by ``values`` (checked against each control's values)."""
@@ -123,7 +170,7 @@ class Explorer:
             raise ValueError(f"unknown controls {sorted(unknown)}; allowed: {list(self._control)}")
         st = {c.name: c.values[c.default] for c in self.controls}
         for name, v in values.items():
-            st[name] = self._control[name].values[self._control[name].index(v)]
+            st[name] = self._control[name].check(v)
         return st
 
     def evaluate(self, state: dict) -> dict[str, np.ndarray]:
@@ -149,8 +196,7 @@ class Explorer:
         def sub(m):
             name, digits = m.group(1), m.group(2)
             if name in self._control:
-                c = self._control[name]
-                return c.labels[c.index(state[name])]
+                return self._control[name].label_of(state[name])
             value = float(outs[name][0])
             return f"{value:.{digits}f}" if digits is not None else f"{value:g}"
 
@@ -172,14 +218,17 @@ class Explorer:
     def static_payload(self) -> dict:
         """Every output on the grid of the controls it depends on, plus the figure and bindings, as JSON data.
 
-        Output ``o`` with dependencies (c_1, ..., c_k) is stored as a block of floats: the entry for option
-        indices (i_1, ..., i_k) starts at offset + size * (((i_1 * n_2 + i_2) * n_3 + ...) + i_k). All blocks
-        together are one little-endian float64 array, zlib-compressed and base64-encoded in ``data``.
+        Live-only controls are held at their defaults and left out of the payload, and out of every output's
+        dependencies. Output ``o`` with (static) dependencies (c_1, ..., c_k) is stored as a block of floats: the
+        entry for option indices (i_1, ..., i_k) starts at offset + size * (((i_1 * n_2 + i_2) * n_3 + ...) + i_k).
+        All blocks together are one little-endian float64 array, zlib-compressed and base64-encoded in ``data``.
         """
         blocks, meta, offset = [], {}, 0
         by_deps: dict[tuple, list[str]] = {}
-        for name, deps in self.outputs.items():
-            by_deps.setdefault(tuple(deps), []).append(name)
+        static = {c.name for c in self.static_controls}
+        static_deps = {name: tuple(d for d in deps if d in static) for name, deps in self.outputs.items()}
+        for name, deps in static_deps.items():
+            by_deps.setdefault(deps, []).append(name)
         values: dict[str, list] = {name: [] for name in self.outputs}
         for deps, names in by_deps.items():
             for combo in itertools.product(*(self._control[d].values for d in deps)):
@@ -187,7 +236,7 @@ class Explorer:
                 outs = self.evaluate(state)
                 for n in names:
                     values[n].append(outs[n])
-        for name, deps in self.outputs.items():
+        for name, deps in static_deps.items():
             sizes = {len(v) for v in values[name]}
             if len(sizes) != 1:
                 raise ValueError(f"output {name!r} must have the same length at every state, got {sorted(sizes)}")
@@ -200,7 +249,7 @@ class Explorer:
             "title": self.title,
             "controls": [
                 {"name": c.name, "label": c.label, "kind": c.kind, "labels": list(c.labels), "default": c.default}
-                for c in self.controls
+                for c in self.static_controls
             ],
             "outputs": meta,
             "data": base64.b64encode(zlib.compress(data.tobytes(), 9)).decode("ascii"),
@@ -246,7 +295,17 @@ class LiveView:
         for c in explorer.controls:
             options = [(label, i) for i, label in enumerate(c.labels)]
             style = {"description_width": "initial"}
-            if c.kind == "slider":
+            slider_layout = W.Layout(width="100%", max_width="420px")
+            if c.live is not None and c.log:
+                low, high = np.log10(c.live)
+                w = W.FloatLogSlider(value=c.values[c.default], base=10, min=low, max=high, step=c.step,
+                                     description=c.label, style=style, readout_format=".3g", continuous_update=True,
+                                     layout=slider_layout)
+            elif c.live is not None:
+                w = W.FloatSlider(value=c.values[c.default], min=c.live[0], max=c.live[1], step=c.step,
+                                  description=c.label, style=style, readout_format="+.1f", continuous_update=True,
+                                  layout=slider_layout)
+            elif c.kind == "slider":
                 w = W.SelectionSlider(options=options, value=c.default, description=c.label, style=style,
                                       continuous_update=True, layout=W.Layout(width="100%", max_width="420px"))
             else:
@@ -266,7 +325,9 @@ class LiveView:
         self.redraw()
 
     def state(self) -> dict:
-        return {c.name: c.values[self.controls[c.name].value] for c in self.explorer.controls}
+        """The control state the widgets show (continuous sliders give their value, the others an option)."""
+        return {c.name: (float(self.controls[c.name].value) if c.live is not None
+                         else c.values[self.controls[c.name].value]) for c in self.explorer.controls}
 
     def redraw(self) -> None:
         """Recompute the outputs for the current controls and update the figure in one batch."""
@@ -285,7 +346,7 @@ class LiveView:
         try:
             for name, v in values.items():
                 c = self.explorer._control[name]
-                self.controls[name].value = c.index(v)
+                self.controls[name].value = c.check(v) if c.live is not None else c.index(v)
         finally:
             self._holding = False
         self.redraw()

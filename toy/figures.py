@@ -37,30 +37,61 @@ def credit_bars(length: int) -> go.Figure:
     """Figure 4.1's two panels, with empty bars for an explorer to fill.
 
     Row 1, for one response: trace 0 the exact advantage A(s_t, y_t) of each token, trace 1 the sequence-level
-    advantage r − V(x). Row 2, over all responses y ~ π: trace 2 E|A_t|, trace 3 E[(r − V(x) − A_t)²].
+    advantage r − V(x). Row 2, over all responses y ~ π, both in reward² units: trace 2 E[A_t²] (the part of
+    Var r that position t decides), trace 3 E[(r − V(x) − A_t)²] (the noise r − V(x) adds at t, which equals
+    Σ_{s≠t} E[A_s²]).
     """
     positions = [f"token {t + 1}" for t in range(length)]
     fig = make_subplots(
         rows=2, cols=1, vertical_spacing=0.2,
         subplot_titles=("This response: the credit each token gets",
-                        "All responses, weighted by π: where credit sits, and the noise"),
+                        "All responses, weighted by π: where credit sits, and the noise, in reward²"),
     )
     empty = [0.0] * length
     fig.add_bar(x=positions, y=empty, name="exact A(s_t, y_t) = V(s_t+1) − V(s_t)", marker=EXACT,
                 legendgroup="exact", row=1, col=1, hovertemplate="%{x}: %{y:.4f}<extra>exact</extra>")
     fig.add_bar(x=positions, y=empty, name="sequence-level r − V(x), on every token", marker=SEQUENCE,
                 legendgroup="seq", row=1, col=1, hovertemplate="%{x}: %{y:.4f}<extra>sequence-level</extra>")
-    fig.add_bar(x=positions, y=empty, name="E|A_t| (average credit at t)", marker=EXACT, showlegend=True,
-                legendgroup="exact2", row=2, col=1, hovertemplate="%{x}: %{y:.4f}<extra>E|A_t|</extra>")
-    fig.add_bar(x=positions, y=empty, name="E[(r − V(x) − A_t)²] (noise added at t)", marker=SEQUENCE,
-                legendgroup="seq2", row=2, col=1, hovertemplate="%{x}: %{y:.4f}<extra>noise</extra>")
+    fig.add_bar(x=positions, y=empty, name="E[A_t²]: the part of Var r token t decides", marker=EXACT,
+                showlegend=True, legendgroup="exact2", row=2, col=1,
+                hovertemplate="%{x}: %{y:.4f}<extra>E[A_t²]</extra>")
+    fig.add_bar(x=positions, y=empty, name="E[(r − V(x) − A_t)²] = Σ_{s≠t} E[A_s²]: noise r − V(x) adds at t",
+                marker=SEQUENCE, legendgroup="seq2", row=2, col=1, hovertemplate="%{x}: %{y:.4f}<extra>noise</extra>")
     fig.update_yaxes(title_text="advantage", zeroline=True, zerolinecolor="#444", row=1, col=1)
-    fig.update_yaxes(title_text="expectation", rangemode="tozero", row=2, col=1)
+    fig.update_yaxes(title_text="mean square (reward²)", rangemode="tozero", row=2, col=1)
     fig.update_xaxes(title_text="position in the response", row=2, col=1)
     fig.update_layout(barmode="group", bargap=0.25)
     fig = base_layout(fig, "", height=640)
     fig.update_layout(legend=dict(y=-0.1), margin=dict(b=110))
     return fig
+
+
+def credit_by_prior(signal: dict, title: str) -> go.Figure:
+    """E[A_t²] by position, one panel per reward (stacked), one bar series per prior.
+
+    ``signal`` maps reward name → {prior name → array of shape (L,)} (``toy.explorers.credit.credit_by_prior``).
+    """
+    rewards = list(signal)
+    fig = make_subplots(rows=len(rewards), cols=1, vertical_spacing=0.16, shared_xaxes=False,
+                        subplot_titles=[f"reward: {r.replace('_', ' ')}" for r in rewards])
+    for row, reward in enumerate(rewards, start=1):
+        for k, (prior, y) in enumerate(signal[reward].items()):
+            L = len(y)
+            fig.add_bar(x=[f"token {t + 1}" for t in range(L)], y=list(map(float, y)), name=prior,
+                        marker=dict(color=PRIOR_COLOURS[k % len(PRIOR_COLOURS)],
+                                    pattern=dict(shape=PATTERNS[k % len(PATTERNS)])),
+                        legendgroup=prior, showlegend=row == 1, row=row, col=1,
+                        hovertemplate="%{x}: %{y:.4f}<extra>" + prior + "</extra>")
+        fig.update_yaxes(title_text="E[A_t²] (reward²)", rangemode="tozero", row=row, col=1)
+    fig.update_xaxes(title_text="position in the response", row=len(rewards), col=1)
+    fig.update_layout(barmode="group")
+    fig = base_layout(fig, title, height=300 * len(rewards) + 120)
+    fig.update_layout(legend=dict(y=-0.08), margin=dict(b=90))
+    return fig
+
+
+PRIOR_COLOURS = ("#1f77b4", "#2ca02c", "#d62728", "#9467bd", "#7f7f7f")
+"""One colour per π_ref preset, in the order of ``toy.PRESETS``."""
 
 
 def distribution_bars(distributions: dict, labels: list[str], title: str, xtitle: str = "next token",

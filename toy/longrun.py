@@ -27,13 +27,17 @@ from typing import NamedTuple
 import numpy as np
 
 from . import checks
-from .policy import PRESETS, VOCAB_SIZE, BigramPolicy, check_prompt, log_softmax, softmax
+from .policy import VOCAB_SIZE, BigramPolicy, check_prompt, log_softmax, softmax
 
 MAX_LENGTH = 100_000
 """Longest response the dynamic programme accepts."""
 
 LONG_REWARDS = ("sum_to_target", "first_token", "count_target")
 """The toy rewards with a finite accumulator, so their long-response credit is exact by dynamic programming."""
+
+
+MARKOV_PRESETS = {"pretrained": 1.0, "sharp": 3.0, "uniform": 0.0}
+"""The Markov policy's presets: the 'pretrained' counting habit, scaled by this factor."""
 
 
 class MarkovPolicy:
@@ -45,10 +49,9 @@ class MarkovPolicy:
     """
 
     def __init__(self, preset: str = "pretrained", temperature: float = 1.0):
-        checks.choose("preset", preset, PRESETS)
+        scale = checks.choose("preset", preset, MARKOV_PRESETS)
         self.preset = preset
         self.temperature = checks.positive_finite("temperature", temperature)
-        scale = {"pretrained": 1.0, "uniform": 0.0, "tuned": 3.0}[preset]
         prev, a = np.meshgrid(np.arange(VOCAB_SIZE), np.arange(VOCAB_SIZE), indexing="ij")
         logits = scale * (1.5 * (a == (prev + 1) % VOCAB_SIZE) + 0.8 * (a == prev) - 0.3 * a)
         self.transition = softmax(log_softmax(logits) / self.temperature)

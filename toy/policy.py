@@ -240,32 +240,130 @@ class TabularPolicy(Policy):
         return f"TabularPolicy(length={self.length}, eos={self.eos})"
 
 
-def _count_up_logits(length: int, eos: bool, scale: float) -> np.ndarray:
-    """The 'pretrained' habit: after digit p it most likely writes p+1, sometimes repeats p, prefers small digits."""
-    k = VOCAB_SIZE + int(eos)
-    z = np.zeros((length, k, k))
-    for t in range(length):
-        for prev in range(VOCAB_SIZE):
-            for a in range(VOCAB_SIZE):
-                z[t, prev, a] = (1.5 + 0.25 * t) * (a == (prev + 1) % VOCAB_SIZE) + 0.8 * (a == prev) - 0.3 * a
-            if eos:
-                z[t, prev, EOS] = -3.0 + 1.0 * t  # ending becomes likelier as the response grows
-    return scale * z
+HABITS = {
+    "count": "counting up: extra weight (1 + t/6) · w on digit p+1 after digit p",
+    "repeat": "repeating: extra weight w on writing the previous digit again",
+    "small": "small digits: weight −w · a on digit a",
+    "know": "knowing the task: extra weight w on the digit that brings the running sum to the target (mod 5)",
+    "miss": "missing by one: extra weight w on the digit that brings the running sum one past the target",
+    "stop": "stopping (with EOS only): extra weight w on EOS at every step",
+    "end": "ending late (with EOS only): weight w · (t − 3) on EOS, so ending grows likelier along the response",
+}
+"""The habits a reference policy is made of: next-token logit z(a | x, y_<t) = Σ_habit weight · feature(a)."""
 
+HABIT_RANGE = (-5.0, 5.0)
+"""Allowed range of the habit weights that shape a preset (``reference_policy(..., count=0.5)``)."""
+
+_PRESET_HABITS = {
+    "pretrained": dict(count=1.5, repeat=0.8, small=0.3, end=1.0),
+    "knows_task": dict(count=1.5, repeat=0.8, small=0.3, end=1.0, know=2.0),
+    "confidently_wrong": dict(miss=5.0, end=1.0),
+    "terse": dict(repeat=0.8, small=1.5, stop=1.5),
+    "uniform": dict(),
+}
 
 PRESETS = {
-    "pretrained": "counts up: after digit p it mostly writes p+1, sometimes repeats p (the default π_ref)",
-    "uniform": "every token equally likely at every step",
-    "tuned": "the pretrained habit made three times sharper, like an instruction-tuned model",
+    "pretrained": "counts up (after digit p mostly p+1, sometimes p again): its last token can still fix the sum, but "
+                  "how likely it is to depends on the digit before, so the earlier tokens share some of the credit",
+    "knows_task": "the counting habit plus extra weight on the digit that brings the running sum to the target: the "
+                  "reward comes more often than not, and the credit gathers on the last token, which usually fixes "
+                  "the sum whatever came before",
+    "confidently_wrong": "sure of a habit that lands one past the target: the reward almost never comes, so there is "
+                         "almost no credit to assign at any position, and almost no noise either",
+    "terse": "prefers small digits and repeats, and with EOS on likes to stop early: every token changes which digits "
+             "come next, so the credit is spread over the response more evenly than under any other prior",
+    "uniform": "every token equally likely at every step: for sum to target only the last token changes the odds, so "
+               "it gets all the credit",
 }
-"""Names of the reference policies, with what each one does."""
+"""Names of the reference policies, each with what it does to credit. No temperature turns one into another
+(tests/test_policy.py checks it); ``uniform`` is every preset's limit τ → ∞."""
+
+
+def habit_weights(preset: str = "pretrained", **habits) -> dict[str, float]:
+    """A preset's habit weights, each shifted by the value given for it: name → weight, for every name in HABITS.
+
+    ValueError for an unknown preset or habit, or a shift outside ``HABIT_RANGE``.
+    """
+    checks.choose("preset", preset, PRESETS)
+    weights = {name: float(_PRESET_HABITS[preset].get(name, 0.0)) for name in HABITS}
+    for name, shift in habits.items():
+        checks.choose("habit", name, HABITS)
+        weights[name] += checks.in_range(f"habit weight {name}", shift, *HABIT_RANGE)
+    return weights
+
+
+class HabitPolicy(Policy):
+    """π_ref made of habits: the next-token logits depend on the position t, the previous token (the prompt digit
+    at t = 0), the running sum of the digits so far mod 5, and the prompt (the target)::
+
+        z(a | x, y_<t) = count·(1 + t/6)·[a = prev+1] + repeat·[a = prev] − small·a
+                         + know·[sum + a ≡ x] + miss·[sum + a ≡ x+1]            for a digit a
+        z(EOS | x, y_<t) = stop + end·(t − 3)                                    with ``eos=True``
+
+    and π_τ(a | s) = softmax(z / τ). ``weights`` maps each name of ``HABITS`` to its weight.
+    """
+
+    def __init__(self, weights: dict, temperature: float = 1.0, length: int = RESPONSE_LENGTH, eos: bool = False,
+                 name: str = "custom"):
+        self.eos = bool(eos)
+        self.length = checks.positive_int("length", length, low=1, high=MAX_LENGTH)
+        self.temperature = checks.positive_finite("temperature", temperature)
+        self.weights = {h: float(weights.get(h, 0.0)) for h in HABITS}
+        self.name = name
+        k, w = self.n_actions, self.weights
+        t = np.arange(self.length)[:, None, None, None, None]
+        x = np.arange(len(PROMPTS))[None, None, None, :, None]
+        prev = np.arange(k)[None, :, None, None, None]
+        s = np.arange(VOCAB_SIZE)[None, None, :, None, None]
+        a = np.arange(VOCAB_SIZE)[None, None, None, None, :]
+        digits = (w["count"] * (1 + t / 6) * (a == (prev + 1) % VOCAB_SIZE) + w["repeat"] * (a == prev)
+                  - w["small"] * a + w["know"] * ((s + a) % VOCAB_SIZE == x)
+                  + w["miss"] * ((s + a) % VOCAB_SIZE == (x + 1) % VOCAB_SIZE))
+        z = np.broadcast_to(digits, (self.length, k, VOCAB_SIZE, len(PROMPTS), VOCAB_SIZE))
+        if self.eos:
+            stop = np.broadcast_to(w["stop"] + w["end"] * (t - 3.0), z.shape[:-1] + (1,))
+            z = np.concatenate([z, stop], axis=-1)
+        self.sum_matters = bool(w["know"] or w["miss"])
+        # table[t, prev, sum, x, a] = π_τ(a | position t, previous token, running sum, prompt)
+        self.table = softmax(z / self.temperature)
+
+    def _prefix_probs(self, prompt: int, depth: int) -> np.ndarray:
+        k = self.n_actions
+        if depth == 0:
+            return self.table[0, prompt, 0, prompt]
+        if not self.sum_matters:  # the previous token decides: one row per previous token, broadcast
+            row = self.table[depth, :, 0, prompt].reshape((1,) * (depth - 1) + (k, k))
+            return np.broadcast_to(row, (k,) * depth + (k,))
+        prev, total = _prefix_features(k, depth)
+        return self.table[depth][prev, total, prompt]
+
+    def __repr__(self) -> str:
+        eos = ", eos=True" if self.eos else ""
+        return f"HabitPolicy({self.name!r}, temperature={self.temperature:g}, length={self.length}{eos})"
+
+
+_FEATURES: dict = {}
+
+
+def _prefix_features(k: int, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """For every prefix of ``depth`` tokens (shape (k,)*depth): its last token, and its digit sum mod 5 (EOS as 0)."""
+    if (k, depth) not in _FEATURES:
+        grid = np.indices((k,) * depth)
+        digit = np.where(grid == EOS, 0, grid)
+        _FEATURES[(k, depth)] = (grid[-1], digit.sum(axis=0) % VOCAB_SIZE)
+    return _FEATURES[(k, depth)]
 
 
 def reference_policy(preset: str = "pretrained", temperature: float = 1.0, length: int = RESPONSE_LENGTH,
-                     eos: bool = False) -> BigramPolicy:
-    """π_ref from ``PRESETS`` at temperature τ (π_τ ∝ π_ref^(1/τ)), for responses of ``length`` tokens."""
-    checks.choose("preset", preset, PRESETS)
+                     eos: bool = False, **habits) -> HabitPolicy:
+    """π_ref from ``PRESETS`` at temperature τ (π_τ ∝ π_ref^(1/τ)), for responses of ``length`` tokens.
+
+    Keyword arguments named after ``HABITS`` shift the preset's habit weights, each by a value in ``HABIT_RANGE``:
+    ``reference_policy("uniform", count=1.5)`` is a prior that only counts up.
+    """
+    weights = habit_weights(preset, **habits)
     length = checks.positive_int("length", length, low=1, high=MAX_LENGTH)
     temperature = checks.positive_finite("temperature", temperature)
-    scale = {"pretrained": 1.0, "uniform": 0.0, "tuned": 3.0}[preset]
-    return BigramPolicy(_count_up_logits(length, eos, scale), temperature=temperature, eos=eos, name=preset)
+    name = preset if not any(habits.values()) else preset + "+" + ",".join(f"{h}{v:+g}" for h, v in habits.items()
+                                                                          if v)
+    return HabitPolicy(weights, temperature=temperature, length=length, eos=eos, name=name)

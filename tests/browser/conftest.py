@@ -320,7 +320,7 @@ def _bound_values(explorer, fig) -> tuple[list[np.ndarray], list[str]]:
 
 def expected(explorer, indices: dict) -> tuple[list[np.ndarray], list[str]]:
     """What toy computes at a control state given by option indices: the bound trace data and layout texts."""
-    values = {c.name: c.values[indices[c.name]] for c in explorer.controls}
+    values = {c.name: c.values[indices[c.name]] for c in explorer.static_controls}
     return _bound_values(explorer, explorer.figure_for(**values))
 
 
@@ -342,7 +342,7 @@ def match_explorer(doc: str, spec: dict, initial: dict) -> Match:
         explorer = build_explorer(name, json.dumps(kwargs, sort_keys=True))
         structure = (
             explorer.title == spec["title"]
-            and [[c.name, c.label, c.kind, list(c.labels), c.default] for c in explorer.controls]
+            and [[c.name, c.label, c.kind, list(c.labels), c.default] for c in explorer.static_controls]
             == [[c["name"], c["label"], c["kind"], c["labels"], c["default"]] for c in spec["controls"]]
             and [[i, a, list(n)] for i, a, n in explorer.traces] == spec["traces"]
             and [[p, t] for p, t in explorer.layout.items()] == spec["layout"]
@@ -350,7 +350,7 @@ def match_explorer(doc: str, spec: dict, initial: dict) -> Match:
         tried.append(f"{name}({kwargs})")
         if not structure:
             continue
-        traces, layout = expected(explorer, {c.name: c.default for c in explorer.controls})
+        traces, layout = expected(explorer, {c.name: c.default for c in explorer.static_controls})
         if close_enough(traces, initial["traces"]) and layout == [unwrap(t) for t in initial["layout"]]:
             return Match(name, kwargs, explorer)
     pytest.fail(f"{doc}: no explorer in toy.explorers.ALL reproduces the page's explorer {spec['title']!r} "

@@ -2,8 +2,9 @@
 
 JupyterLab is started on 127.0.0.1 (headless, no token) over a temporary folder holding a copy of the 4.1
 notebook, with TOY_EXPLORER_VIEW unset so the explorer shows its live ipywidgets + FigureWidget view. Chromium
-(driven by playwright) runs every cell, moves the temperature slider (an ipywidgets SelectionSlider) with the
-keyboard, and the FigureWidget's drawn bars change, to the values toy computes at the new temperature.
+(driven by playwright) runs every cell, moves the temperature slider (an ipywidgets FloatLogSlider, continuous
+from 0.1 to 10) with the keyboard, and the FigureWidget's drawn bars change, to the values toy computes at the new
+temperature, which is off the static view's grid.
 """
 
 from __future__ import annotations
@@ -20,9 +21,13 @@ NOTEBOOK = "chapters/04-the-llm-as-a-policy/4.1-formal-mapping.ipynb"
 SLIDER = "Temperature τ"
 
 
-def test_figure_4_1_is_live_in_jupyterlab(bt, browser, tmp_path):
-    from toy.explorers import TEMPERATURES
+def explorer_control(name):
+    import toy
 
+    return toy.explorers.credit_assignment()._control[name]
+
+
+def test_figure_4_1_is_live_in_jupyterlab(bt, browser, tmp_path):
     shutil.copy(bt.ROOT / NOTEBOOK, tmp_path / "section.ipynb")
     with bt.jupyterlab(tmp_path, bt.ARTIFACTS / "jupyterlab.log") as url:
         page, log = bt.open_lab_notebook(browser, url, "section.ipynb")
@@ -51,14 +56,16 @@ def test_figure_4_1_is_live_in_jupyterlab(bt, browser, tmp_path):
     assert static_views == 0, "JupyterLab must show the live widget, not the static view"
     assert len(start["paths"]) == len(moved["paths"]) > 0
     assert moved["paths"] != start["paths"], "the bars did not change"
-    default = TEMPERATURES.index(1.0)
-    assert start["readout"] == "1" and moved["readout"] == f"{TEMPERATURES[default + 1]:.3g}", (start, moved)
+    step = explorer_control("temperature").step  # one key press moves log10(τ) by one step: off the static grid
+    tau = 10.0 ** step
+    assert float(start["readout"]) == 1.0 and float(moved["readout"]) == float(f"{tau:.3g}"), (start, moved)
     # The redrawn bars are toy's numbers at the new temperature (Figure 4.1 as the notebook calls it).
     calls = [kwargs for name, kwargs in bt._notebook_calls(NOTEBOOK.removesuffix(".ipynb"))
              if name == "credit_assignment"]
     assert len(calls) == 1, calls
     explorer = bt.build_explorer("credit_assignment", json.dumps(calls[0], sort_keys=True))
-    for when, temperature in [(start, 1.0), (moved, TEMPERATURES[default + 1])]:
+    assert not any(np.isclose(tau, t) for t in explorer_control("temperature").values)
+    for when, temperature in [(start, 1.0), (moved, tau)]:
         fig = explorer.figure_for(temperature=temperature)
         for k, trace in enumerate(fig.data):
             assert np.max(np.abs(np.asarray(when["y"][k]) - np.asarray(trace.y, dtype=float))) <= 1e-9, (k, when)

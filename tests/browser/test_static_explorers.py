@@ -36,11 +36,11 @@ def figure_4_1_from_toy(kwargs: dict, values: dict) -> dict[int, np.ndarray]:
     policy = toy.reference_policy(values["preset"], values["temperature"], length)
     response = tuple(values[f"y{t}"] for t in range(length))
     reward = values["reward"]
-    mean_abs, noise = toy.credit_by_position(policy, reward, prompt)
+    signal, noise = toy.credit_by_position(policy, reward, prompt)
     return {
         0: np.asarray(toy.token_advantages(policy, reward, prompt, response), dtype=float),
         1: np.full(length, toy.sequence_advantage(policy, reward, prompt, response), dtype=float),
-        2: np.asarray(mean_abs, dtype=float),
+        2: np.asarray(signal, dtype=float),
         3: np.asarray(noise, dtype=float),
     }
 
@@ -54,7 +54,7 @@ class Driver:
         first = bt.read_explorer(page, eid)
         self.match = bt.match_explorer(doc, self.spec, first)
         self.explorer = self.match.explorer
-        self.indices = {c.name: c.default for c in self.explorer.controls}
+        self.indices = {c.name: c.default for c in self.explorer.static_controls}
         self.redraws = first["redraws"]
         self.checked = 0
         self.action_steps = {a.label: 0 for a in self.explorer.actions}
@@ -98,7 +98,7 @@ class Driver:
         self.expect_redraws(1)
 
     def click(self, action) -> None:
-        values = {c.name: c.values[self.indices[c.name]] for c in self.explorer.controls}
+        values = {c.name: c.values[self.indices[c.name]] for c in self.explorer.static_controls}
         outs = self.explorer.evaluate(self.explorer.state(**values))
         k = self.action_steps[action.label] % action.count
         n = len(action.targets)
@@ -114,7 +114,7 @@ class Driver:
         got = bt.read_explorer(self.page, self.eid, self.redraws)
         where = f"{self.doc} {self.spec['title']!r} after {move} at {self.indices}"
         assert got["state"] == self.indices, f"{where}: page state {got['state']}"
-        for c in ex.controls:
+        for c in ex.static_controls:
             shown = got["controls"][c.name]
             assert shown["value"] == self.indices[c.name], f"{where}: control {c.name} shows {shown}"
             if c.kind == "slider":
@@ -128,7 +128,7 @@ class Driver:
         if any(t.type == "bar" for t in ex.figure.data):
             assert got["drawnBars"] > 0, f"{where}: no bars drawn"
         if self.match.name == "credit_assignment":
-            values = {c.name: c.values[self.indices[c.name]] for c in ex.controls}
+            values = {c.name: c.values[self.indices[c.name]] for c in ex.static_controls}
             direct = figure_4_1_from_toy(self.match.kwargs, values)
             by_trace = {i: np.asarray(have, dtype=float) for (i, _, _), have in zip(ex.traces, got["traces"],
                                                                                     strict=True)}
@@ -140,14 +140,14 @@ class Driver:
         """Every control through its options (extremes included), cumulatively; then each back to its first
         option another way; then each action button a few times. Returns the number of checked settings."""
         self.check("loading")
-        for c in self.explorer.controls:
+        for c in self.explorer.static_controls:
             for i in option_sequence(len(c.values), self.indices[c.name]):
                 if c.kind == "slider":
                     self.keys_to(c, i)
                 else:
                     self.choose(c, i)
                 self.check(f"{c.name} -> option {i}")
-        for c in self.explorer.controls:
+        for c in self.explorer.static_controls:
             (self.drag_to if c.kind == "slider" else self.choose)(c, 0)
             self.check(f"{c.name} -> first option")
         for a in self.explorer.actions:
@@ -178,12 +178,16 @@ def test_figure_4_1_is_driven_and_matches_toy_directly(bt, browser, site_url):
         fig41 = [d for d in drivers if d.match.name == "credit_assignment"]
         assert len(fig41) == 1, [d.match.name for d in drivers]
         d = fig41[0]
-        # Move several controls, then compare with toy at a corner of the grid: τ = 0.1, last preset, last reward.
-        for name, i in [("temperature", 0), ("preset", len(d.explorer._control["preset"].values) - 1),
+        # Move several controls, then compare with toy at a corner of the grid: τ = 0.1, the last preset that
+        # temperature changes (uniform is the same at every τ), the last reward.
+        presets = d.explorer._control["preset"].values
+        last = max(i for i, p in enumerate(presets) if p != "uniform")
+        for name, i in [("temperature", 0), ("preset", last),
                         ("reward", len(d.explorer._control["reward"].values) - 1), ("y0", 4), ("y3", 0)]:
             c = d.explorer._control[name]
             (d.keys_to if c.kind == "slider" else d.choose)(c, i)
             d.check(f"{name} -> {i}")
+        caption = page.text_content(f"#{d.eid} .toy-explorer-caption")
         before = bt.read_explorer(page, d.eid, d.redraws)["traces"]
         d.keys_to(d.explorer._control["temperature"], 1)
         d.check("temperature one step right")
@@ -191,3 +195,7 @@ def test_figure_4_1_is_driven_and_matches_toy_directly(bt, browser, site_url):
     finally:
         bt.close(page)
     assert before != after, "moving the temperature slider did not change the bars"
+    # the static view says that it is a grid, and what the live view adds
+    assert "grid of 9 values" in caption and "live version" in caption and "habits" in caption, caption
+    assert [c["name"] for c in d.spec["controls"]] == [c.name for c in d.explorer.static_controls]
+    assert not {"count", "repeat", "know"} & {c["name"] for c in d.spec["controls"]}

@@ -245,9 +245,22 @@ def check(name: str, fn: Callable, n_cases: int | None = None, time_limit: float
     return CheckResult(name, "pass", f"all {len(cases)} hidden cases pass.", len(cases), len(cases))
 
 
+_PRESET_ROUNDS: dict[int, tuple[np.random.Generator, list[str]]] = {}
+
+
 def random_setting(rng: np.random.Generator, length: int | None = None) -> tuple[str, float, int]:
-    """A random (preset, temperature on 0.1..10, length 1..4) for drawing hidden cases."""
-    preset = str(rng.choice(sorted(PRESETS)))
+    """A random (preset, temperature on 0.1..10, length 1..4) for drawing hidden cases.
+
+    The presets come from one generator in shuffled rounds of all of ``PRESETS``, so any five consecutive draws
+    from it cover every preset: an exercise's hidden cases meet every kind of prior."""
+    if id(rng) not in _PRESET_ROUNDS or _PRESET_ROUNDS[id(rng)][0] is not rng:
+        if len(_PRESET_ROUNDS) > 64:
+            _PRESET_ROUNDS.clear()
+        _PRESET_ROUNDS[id(rng)] = (rng, [])  # the generator is kept, so its id is not reused meanwhile
+    queue = _PRESET_ROUNDS[id(rng)][1]
+    if not queue:
+        queue.extend(str(p) for p in rng.permutation(sorted(PRESETS)))
+    preset = queue.pop()
     temperature = float(np.round(10 ** rng.uniform(-1, 1), 3))
     length = int(rng.integers(1, 5)) if length is None else length
     return preset, temperature, length

@@ -28,9 +28,11 @@ def _first_success_cases(rng):
     """Edge values first (n = 0; n = 1, where the answer is p itself; priors that almost never and almost always
     succeed, with n from 1 to 10^6), then random settings with n log-uniform on 1..1,000."""
     settings = [("uniform", 1.0, 1, "first_token", 3, 0), ("uniform", 1.0, 1, "first_token", 3, 1),
-                ("tuned", 0.1, 4, "sum_to_target", 2, 1_000_000), ("tuned", 0.178, 4, "sum_to_target", 2, 1_000_000),
-                ("tuned", 0.316, 4, "sum_to_target", 2, 24_300), ("pretrained", 0.1, 4, "sum_to_target", 0, 1),
-                ("pretrained", 0.1, 4, "sum_to_target", 0, 1000), ("tuned", 1.0, 4, "count_target", 1, 7)]
+                ("confidently_wrong", 0.1, 4, "sum_to_target", 2, 1_000_000),
+                ("confidently_wrong", 0.316, 4, "sum_to_target", 2, 24_300),
+                ("terse", 0.3, 4, "sum_to_target", 4, 1000),
+                ("knows_task", 0.1, 4, "sum_to_target", 3, 1), ("pretrained", 0.1, 4, "sum_to_target", 0, 1),
+                ("pretrained", 0.1, 4, "sum_to_target", 0, 1000), ("knows_task", 1.0, 4, "count_target", 1, 7)]
     for _ in range(8):
         preset, temperature, length = random_setting(rng)
         settings.append((preset, temperature, length, str(rng.choice(sorted(REWARDS))), int(rng.choice(PROMPTS)),
@@ -51,7 +53,8 @@ def _reset_cases(rng):
     """Edge values first (a complete prefix, and first_token after its first token, leave nothing to chance), then
     random incomplete prefixes from empty to one token short, every reward, K from 1 to 1,000."""
     plan = [("pretrained", 1.0, 4, "sum_to_target", 2, (1, 2), 9), ("uniform", 1.0, 4, "sum_to_target", 0, (), 1),
-            ("pretrained", 1.0, 3, "count_target", 1, (1, 1, 0), 4), ("tuned", 1.0, 4, "first_token", 0, (0,), 16),
+            ("pretrained", 1.0, 3, "count_target", 1, (1, 1, 0), 4), ("knows_task", 1.0, 4, "first_token", 0, (0,), 16),
+            ("confidently_wrong", 0.5, 4, "sum_to_target", 1, (2,), 9), ("terse", 2.0, 3, "count_target", 4, (), 64),
             ("pretrained", 10.0, 4, "sum_to_target", 2, (1, 2, 3), 9)]
     for _ in range(9):  # prefixes with something left to chance
         preset, temperature, length = random_setting(rng)

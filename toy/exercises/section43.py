@@ -60,7 +60,7 @@ def _weight_cases(rng):
                                                   f"of size {lr:g} on the sum reward for prompt {prompt}"))
     for _ in range(8):
         preset, _, length = random_setting(rng)
-        other = str(rng.choice(["pretrained", "tuned", preset]))
+        other = str(rng.choice(["pretrained", "knows_task", "confidently_wrong", "terse", preset]))
         other = "pretrained" if other == preset == "uniform" else other  # uniform at any temperature is one policy
         t_current, t_old = (float(np.round(10 ** rng.uniform(-0.3, 0.3), 3)) for _ in range(2))
         current, old = reference_policy(preset, t_current, length), reference_policy(other, t_old, length)

@@ -247,7 +247,7 @@ def sparse_reward_explorer(prompt: int = 2) -> Explorer:
     fig.update_layout(legend=dict(y=-0.2), margin=dict(b=110))
     return Explorer(
         title="Sparse reward: samples until the first success",
-        controls=[dropdown("preset", "π_ref", {p: p for p in PRESETS}, "tuned"),
+        controls=[dropdown("preset", "π_ref", {p: p for p in PRESETS}, "confidently_wrong"),
                   slider("temperature", "Temperature τ", TEMPERATURES, 1.0)],
         outputs={name: deps for name in ("exact", "empirical", "p", "frac", "hits", "mean_wait", "median")},
         compute=compute, figure=fig,
@@ -350,7 +350,7 @@ def long_credit_explorer(prompt: int = 2) -> Explorer:
         sig = np.array([at(state["reward"], state["temperature"], L).mean_square.mean() for L in LENGTH_CURVE])
         noise = np.array([at(state["reward"], state["temperature"], L).noise.mean() for L in LENGTH_CURVE])
         floor = LOG_FLOOR / 10  # below the axis: not drawn
-        return dict(mean_abs=np.maximum(binned_profile(c.mean_abs), floor),
+        return dict(signal=np.maximum(binned_profile(c.mean_square), floor),
                     noise=np.maximum(binned_profile(c.noise), floor), sig=sig, nse=noise,
                     horizon=[longrun.credit_horizon(c.mean_square)], var=[c.mean_square.sum()],
                     ratio=[c.noise.mean() / max(c.mean_square.mean(), 1e-300)])
@@ -360,10 +360,10 @@ def long_credit_explorer(prompt: int = 2) -> Explorer:
     centres = [(i + 0.5) / BINS for i in range(BINS)]
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2,
                         subplot_titles=("Where credit sits along the response", "Per token, against the length"))
-    fig.add_bar(x=centres, y=centres, name="E|A_t|: exact credit", marker=EXACT, row=1, col=1,
-                hovertemplate="%{x:.0%} of the way: %{y:.4f}<extra>E|A_t|</extra>")
-    fig.add_bar(x=centres, y=centres, name="E[(r − V(x) − A_t)²]: noise", marker=SEQUENCE,
-                row=1, col=1, hovertemplate="%{x:.0%} of the way: %{y:.4f}<extra>noise</extra>")
+    fig.add_bar(x=centres, y=centres, name="E[A_t²]: the part of Var r token t decides", marker=EXACT, row=1, col=1,
+                hovertemplate="%{x:.0%} of the way: %{y:.4g}<extra>E[A_t²]</extra>")
+    fig.add_bar(x=centres, y=centres, name="E[(r − V(x) − A_t)²] = Σ_{s≠t} E[A_s²]: noise", marker=SEQUENCE,
+                row=1, col=1, hovertemplate="%{x:.0%} of the way: %{y:.4g}<extra>noise</extra>")
     fig.add_scatter(x=LENGTH_CURVE, y=LENGTH_CURVE, mode="lines+markers", name="signal per token: mean E[A_t²]",
                     line=dict(color=EXACT_COLOUR, width=3), marker=dict(symbol="circle"), row=2, col=1,
                     hovertemplate="L = %{x:,}: %{y:.3g}<extra>signal</extra>")
@@ -372,7 +372,7 @@ def long_credit_explorer(prompt: int = 2) -> Explorer:
                     col=1, hovertemplate="L = %{x:,}: %{y:.3g}<extra>noise</extra>")
     fig.update_xaxes(title_text="position (share of the response)", tickformat=".0%", row=1, col=1)
     fig.update_xaxes(type="log", title_text="response length L", row=2, col=1)
-    fig.update_yaxes(type="log", title_text="expectation", range=[np.log10(LOG_FLOOR), 0.5], row=1, col=1)
+    fig.update_yaxes(type="log", title_text="reward²", range=[np.log10(LOG_FLOOR), 0.5], row=1, col=1)
     fig.update_yaxes(type="log", title_text="per token", row=2, col=1)
     fig.update_layout(barmode="group", bargap=0.15)
     base_layout(fig, "", height=720)
@@ -382,9 +382,9 @@ def long_credit_explorer(prompt: int = 2) -> Explorer:
         controls=[slider("length", "Length L", LONG_LENGTHS, 1000, fmt="{:,.0f}"),
                   dropdown("reward", "Reward", REWARD_LABELS, "sum_to_target"),
                   slider("temperature", "Temperature τ", LONG_TEMPERATURES, 1.0)],
-        outputs=dict(mean_abs=here, noise=here, horizon=here, var=here, ratio=here, sig=policy, nse=policy),
+        outputs=dict(signal=here, noise=here, horizon=here, var=here, ratio=here, sig=policy, nse=policy),
         compute=compute, figure=fig,
-        traces=[(0, "y", ["mean_abs"]), (1, "y", ["noise"]), (2, "y", ["sig"]), (3, "y", ["nse"])],
+        traces=[(0, "y", ["signal"]), (1, "y", ["noise"]), (2, "y", ["sig"]), (3, "y", ["nse"])],
         layout={"title.text": "L = {length}: {horizon:.0f} token(s) hold 90% of the credit; each token's "
                               "sequence-level credit has {ratio:.0f}× more noise than signal"},
         caption=f"Prompt {prompt}, a Markov π_ref (the pretrained habit, same at every position), exact by dynamic "

@@ -25,13 +25,13 @@ EPISODES = 4000
 
 BC = dict(color="#d62728")
 DAGGER = dict(color="#2ca02c")
-BASES = {"sharp": "sharp base (tuned preset, τ = 0.5)", "pretrained": "pretrained base (τ = 1)"}
+BASES = {"sharp": "sharp base (terse preset, τ = 0.5)", "pretrained": "pretrained base (τ = 1)"}
 """Base models for the SFT explorers: name → label."""
 
 
 def base_policy(name: str):
     """The base model a pipeline starts from: 'sharp' (rarely right on some prompts) or 'pretrained' (π_ref)."""
-    return reference_policy("tuned", 0.5) if name == "sharp" else reference_policy()
+    return reference_policy("terse", 0.5) if name == "sharp" else reference_policy()
 
 
 # -- compounding errors ---------------------------------------------------------------------------------------
@@ -210,7 +210,7 @@ def sft_then_rl() -> Explorer:
 
 
 # -- no signal until the first success -----------------------------------------------------------------------
-HARD_PROMPT = 2
+HARD_PROMPT = 3
 HARD_STEPS = 150
 HARD_SEEDS = tuple(range(32))
 SHOWN_SEEDS = 6
