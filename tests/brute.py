@@ -87,3 +87,24 @@ def finite_difference_gradient(tabular, reward, prompt, h=1e-6):
                       - toy.value(toy.TabularPolicy(dn), reward, prompt)) / (2 * h)
         grads.append(g)
     return grads
+
+
+def advantage_gap(method: str, n: int, p: float, eps: float = 1e-6) -> float:
+    """E[A_1 | r_1 = 1] − E[A_1 | r_1 = 0] for a 0/1 reward, by listing all 2^n reward patterns of a group."""
+    num = {1: 0.0, 0: 0.0}
+    den = {1: 0.0, 0: 0.0}
+    for pattern in itertools.product((0, 1), repeat=n):
+        prob = math.prod(p if r else 1 - p for r in pattern)
+        mean = sum(pattern) / n
+        if method == "rloo":
+            a = pattern[0] - (sum(pattern) - pattern[0]) / (n - 1)
+        elif method in ("reinforce", "dr_grpo"):
+            a = pattern[0] - mean
+        elif method == "grpo":
+            sd = math.sqrt(sum((r - mean) ** 2 for r in pattern) / (n - 1))
+            a = (pattern[0] - mean) / (sd + eps)
+        else:
+            raise ValueError(method)
+        num[pattern[0]] += prob * a
+        den[pattern[0]] += prob
+    return num[1] / den[1] - num[0] / den[0]

@@ -1,0 +1,109 @@
+"""Claims of the prose with a number or an inequality (issue 10): each test fails if a change to toy breaks one.
+
+The notebooks glue these numbers at build time; these tests pin the sentences around them (an ordering, a bound,
+a formula the text writes out)."""
+
+import numpy as np
+import pytest
+
+import toy
+from tests import brute
+from toy import estimators
+from toy.explorers import critic_free
+
+X = 2
+
+
+# -- 4.5: c(n, p) = E[A | r = 1] − E[A | r = 0] ------------------------------------------------------------------
+@pytest.mark.parametrize("method", ["rloo", "reinforce", "dr_grpo", "grpo"])
+@pytest.mark.parametrize("n", [2, 3, 4, 7])
+@pytest.mark.parametrize("p", [0.05, 0.188, 0.5, 0.9])
+def test_advantage_gap_against_brute_force(method, n, p):
+    got = estimators.conditional_advantage_gap(method, n, p)
+    assert got == pytest.approx(brute.advantage_gap(method, n, p, eps=estimators.GRPO_EPS), rel=1e-10)
+
+
+@pytest.mark.parametrize("n", [2, 4, 16])
+@pytest.mark.parametrize("p", [0.05, 0.3, 0.8])
+def test_gap_is_the_written_sum_for_grpo_and_the_constants_for_the_others(n, p):
+    assert estimators.conditional_advantage_gap("grpo", n, p) == pytest.approx(estimators.grpo_scale(n, p), rel=1e-10)
+    assert estimators.conditional_advantage_gap("rloo", n, p) == pytest.approx(1.0)
+    assert estimators.conditional_advantage_gap("reinforce", n, p) == pytest.approx(1 - 1 / n)
+    assert estimators.conditional_advantage_gap("remax", n, p, greedy_reward=0.0) == pytest.approx(1.0)
+
+
+def test_gap_is_the_measured_scale_of_grpos_expected_gradient():
+    """4.5: 'GRPO gets scale_grpo of the gradient … the sum above gives c(4, p) … the same grpo_gap'."""
+    pi = toy.TabularPolicy.from_policy(toy.reference_policy())
+    grad = estimators.exact_policy_gradient(pi, "sum_to_target", X)
+    mean, _ = estimators.gradient_moments("grpo", pi, "sum_to_target", X, 4)
+    p = toy.value(toy.reference_policy(), "sum_to_target", X)
+    assert mean @ grad / (grad @ grad) == pytest.approx(estimators.conditional_advantage_gap("grpo", 4, p), rel=1e-6)
+
+
+def test_gap_rejects_bad_input():
+    with pytest.raises(ValueError, match="p must be strictly between 0 and 1"):
+        estimators.conditional_advantage_gap("grpo", 4, 1.0)
+    with pytest.raises(ValueError, match="n must be an integer"):
+        estimators.conditional_advantage_gap("rloo", 1, 0.5)
+    with pytest.raises(ValueError, match="remax needs greedy_reward"):
+        estimators.conditional_advantage_gap("remax", 4, 0.5)
+    with pytest.raises(ValueError, match="unknown method"):
+        estimators.conditional_advantage_gap("ppo", 4, 0.5)
+
+
+# -- 4.5: the training curves do not reach the optimum within the steps shown -------------------------------------
+def test_training_curves_end_with_more_kl_and_less_reward_than_the_optimum():
+    opt_r, opt_kl = toy.train.optimum_metrics(0.1)
+    b = critic_free.BETAS.index(0.1)
+    for method in critic_free.TRAIN_METHODS:
+        runs = critic_free.training_runs(method, 4)
+        reward, kl = runs.reward[b, :, -1].mean(), runs.kl[b, :, -1].mean()
+        assert kl > opt_kl, method
+        assert reward < opt_r, method
+
+
+# -- 4.2: a rollout's spread is √(V(1 − V)), set by the value, not the depth --------------------------------------
+@pytest.mark.parametrize("prefix", [(), (1,), (1, 2), (1, 2, 3), (4, 4, 0)])
+def test_spread_of_one_rollout_is_sqrt_v_one_minus_v(prefix):
+    pi_ref = toy.reference_policy()
+    v, var = toy.resets.value_and_variance(pi_ref, "sum_to_target", X, prefix)
+    assert np.sqrt(var) == pytest.approx(np.sqrt(v * (1 - v)), rel=1e-12)
+
+
+def test_spread_after_one_more_token_is_almost_unchanged():
+    """4.2: after `1 2 3` the spread is 'almost what it was after `1 2`'."""
+    pi_ref = toy.reference_policy()
+    sd = [np.sqrt(toy.resets.value_and_variance(pi_ref, "sum_to_target", X, p)[1]) for p in [(1, 2), (1, 2, 3)]]
+    assert abs(sd[0] - sd[1]) < 0.05
+
+
+# -- 4.2: noise-to-signal, one change at a time --------------------------------------------------------------------
+def test_noise_to_signal_falls_one_change_at_a_time():
+    def nsr(preset, prompt):
+        policy = toy.reference_policy(preset)
+        return toy.exploration.gradient_moments(policy, "sum_to_target", prompt).noise_to_signal
+
+    def p(preset, prompt):
+        return toy.exploration.success_probability(toy.reference_policy(preset), "sum_to_target", prompt)
+
+    assert nsr("uniform", X) > nsr("pretrained", X) > nsr("tuned", X) > nsr("tuned", 0)
+    assert p("tuned", X) < p("pretrained", X)  # 'although only … of its samples are rewarded'
+    assert p("tuned", 0) > 0.5 > p("tuned", X)  # the tuned favourite is right for prompt 0, wrong for prompt 2
+
+
+# -- 4.3: only the bound in the direction of the advantage binds ---------------------------------------------------
+@pytest.mark.parametrize("eps_high", [0.2, 0.28])
+def test_only_the_bound_in_the_direction_of_the_advantage_binds(eps_high):
+    from toy.trust_region import clipped_objective
+
+    def slope(ratio, adv, h=1e-6):
+        up, down = (clipped_objective(ratio + d, adv, 0.2, eps_high) for d in (h, -h))
+        return (up - down) / (2 * h)
+
+    # A > 0: no pull above 1 + ε_high, full pull below 1 − ε_low (the lower bound does not bind)
+    assert slope(1 + eps_high + 0.05, 1.0) == 0.0
+    assert slope(0.5, 1.0) == pytest.approx(1.0)
+    # A < 0: no push below 1 − ε_low, full push above 1 + ε_high
+    assert slope(0.7, -1.0) == 0.0
+    assert slope(1.5, -1.0) == pytest.approx(-1.0)
