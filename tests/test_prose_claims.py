@@ -107,3 +107,33 @@ def test_only_the_bound_in_the_direction_of_the_advantage_binds(eps_high):
     # A < 0: no push below 1 − ε_low, full push above 1 + ε_high
     assert slope(0.7, -1.0) == 0.0
     assert slope(1.5, -1.0) == pytest.approx(-1.0)
+
+
+# -- 4.3: the critic against Monte Carlo, per rollout consumed ----------------------------------------------------
+def test_monte_carlo_pays_k_rollouts_at_every_state():
+    pi_ref = toy.reference_policy()
+    states = sum(toy.VOCAB_SIZE**t for t in range(toy.RESPONSE_LENGTH))  # 1 + 5 + 25 + 125
+    for k in (1, 9, 64):
+        assert toy.critic.monte_carlo_rollouts(pi_ref, X, k) == k * states
+    with pytest.raises(ValueError, match="k must be an integer"):
+        toy.critic.monte_carlo_rollouts(pi_ref, X, 0)
+
+
+def test_nine_rollouts_per_state_cost_more_and_err_more_than_the_table_after_1024_responses():
+    from toy.explorers import classical
+
+    pi_ref = toy.reference_policy()
+    table = toy.critic.sampled_errors(pi_ref, "sum_to_target", X, "tabular", [1024], seeds=classical.CRITIC_SEEDS)[0]
+    assert toy.critic.monte_carlo_rollouts(pi_ref, X, 9) > 1024
+    assert toy.critic.monte_carlo_error(pi_ref, "sum_to_target", X, 9) > table
+
+
+def test_critic_explorer_puts_rollouts_consumed_on_the_x_axis():
+    from toy.explorers import classical
+
+    ex = classical.critic_explorer()
+    mc = ex.figure.data[len(classical.CRITIC_FEATURES)]
+    pi_ref = toy.reference_policy()
+    assert list(mc.x) == [toy.critic.monte_carlo_rollouts(pi_ref, X, k) for k in classical.MC_KS]
+    assert list(ex.figure.data[0].x) == list(classical.CRITIC_SIZES)
+    assert "rollouts consumed" in ex.figure.layout.xaxis.title.text

@@ -93,6 +93,8 @@ CRITIC_SIZES = (4, 8, 16, 32, 64, 128, 256, 512, 1024)
 CRITIC_FEATURES = ("prompt", "last_token", "running_sum", "tabular")
 CRITIC_TEMPERATURES = tuple(TEMPERATURES[i] for i in (0, 2, 4, 6, 8))
 CRITIC_SEEDS = 3
+MC_KS = (1, 2, 4, 8, 9, 16, 32, 64)
+"""Rollouts per state for the Monte Carlo values in the critic explorer (9: VinePPO's configurations)."""
 FEATURE_STYLE = {
     "prompt": dict(dash="dot", symbol="circle-open"),
     "last_token": dict(dash="dashdot", symbol="triangle-up"),
@@ -102,10 +104,14 @@ FEATURE_STYLE = {
 
 
 def critic_explorer(prompt: int = 2) -> Explorer:
-    """A learned critic's error against the exact V, against the number of sampled responses it is fitted to, for
-    four feature sets (with their parameter counts), beside Monte Carlo values from K rollouts per state."""
+    """A learned critic's error against the exact V, and Monte Carlo values from K rollouts per state, both against
+    the rollouts they consume: N sampled responses for a critic fitted to N responses, K × (states) for Monte Carlo,
+    which needs K fresh completions at every state it gives a value for."""
     prompt = check_prompt(prompt)
     sizes = np.array(CRITIC_SIZES, dtype=float)
+    base = reference_policy("pretrained")
+    mc_cost = np.array([critic.monte_carlo_rollouts(base, prompt, k) for k in MC_KS], dtype=float)
+    n_states = int(mc_cost[0] // MC_KS[0])
 
     @lru_cache(maxsize=64)
     def errors(reward, temperature):
@@ -114,7 +120,7 @@ def critic_explorer(prompt: int = 2) -> Explorer:
                for f in CRITIC_FEATURES}
         out["floor"] = {f: critic.value_error(critic.Critic(RESPONSE_LENGTH, f).fit_population(policy, reward),
                                               policy, reward, prompt) for f in CRITIC_FEATURES}
-        out["mc"] = np.array([critic.monte_carlo_error(policy, reward, prompt, int(k)) for k in CRITIC_SIZES])
+        out["mc"] = np.array([critic.monte_carlo_error(policy, reward, prompt, int(k)) for k in MC_KS])
         return out
 
     def compute(state):
@@ -123,7 +129,7 @@ def critic_explorer(prompt: int = 2) -> Explorer:
         out["mc"] = e["mc"]
         out.update({f"floor_{f}": [e["floor"][f]] for f in CRITIC_FEATURES})
         out["best"] = [e["tabular"][-1]]
-        out["mc9"] = [e["mc"][list(CRITIC_SIZES).index(8)] * np.sqrt(8 / 9)]
+        out["mc9"] = [e["mc"][MC_KS.index(9)]]
         return out
 
     deps = ("reward", "temperature")
@@ -134,28 +140,31 @@ def critic_explorer(prompt: int = 2) -> Explorer:
         fig.add_scatter(x=sizes, y=sizes, mode="lines+markers", name=f"critic, {f.replace('_', ' ')} ({n} weights)",
                         line=dict(color=EXACT_COLOUR, dash=st["dash"], width=2.5),
                         marker=dict(symbol=st["symbol"], size=8, color=EXACT_COLOUR),
-                        hovertemplate="%{x} responses: %{y:.4f}<extra>" + f + "</extra>")
-    fig.add_scatter(x=sizes, y=sizes, mode="lines+markers", name="Monte Carlo, K per state (0 weights)",
-                    line=dict(color=SEQUENCE_COLOUR, width=3), marker=dict(symbol="x", size=9, color=SEQUENCE_COLOUR),
-                    hovertemplate="K = %{x}: %{y:.4f}<extra>Monte Carlo</extra>")
-    fig.update_xaxes(type="log", title_text="responses fitted to, or K per state")
+                        hovertemplate="fitted to %{x} responses: %{y:.4f}<extra>" + f + "</extra>")
+    fig.add_scatter(x=mc_cost, y=mc_cost, mode="lines+markers",
+                    name=f"Monte Carlo, K rollouts at each of {n_states} states (0 weights)",
+                    customdata=np.array(MC_KS), line=dict(color=SEQUENCE_COLOUR, width=3),
+                    marker=dict(symbol="x", size=9, color=SEQUENCE_COLOUR),
+                    hovertemplate="K = %{customdata}, %{x} rollouts: %{y:.4f}<extra>Monte Carlo</extra>")
+    fig.update_xaxes(type="log", title_text="rollouts consumed (sampled responses or completions)")
     fig.update_yaxes(type="log", title_text="RMS error against the exact V")
     base_layout(fig, "", height=480)
     fig.update_layout(legend=dict(y=-0.16), margin=dict(b=150))
     outputs = {f: deps for f in CRITIC_FEATURES}
     outputs.update({"mc": deps, "best": deps, "mc9": deps, **{f"floor_{f}": deps for f in CRITIC_FEATURES}})
     return Explorer(
-        title="A learned critic against the exact V, and against Monte Carlo",
+        title="A learned critic against the exact V, and against Monte Carlo, per rollout consumed",
         controls=[dropdown("reward", "Reward", REWARD_LABELS, "sum_to_target"),
                   slider("temperature", "Temperature τ", CRITIC_TEMPERATURES, 1.0)],
         outputs=outputs, compute=compute, figure=fig,
         traces=[(i, "y", [f]) for i, f in enumerate(CRITIC_FEATURES)] + [(len(CRITIC_FEATURES), "y", ["mc"])],
         layout={"title.text": "τ = {temperature}: the per-prompt baseline cannot go below {floor_prompt:.3f}; the "
-                              "780-parameter table reaches {best:.3f} after 1,024 responses; K = 9 rollouts: "
-                              "{mc9:.3f}"},
+                              "780-parameter table reaches {best:.3f} after 1,024 responses; Monte Carlo with K = 9 "
+                              f"({9 * n_states:,} rollouts): " + "{mc9:.3f}"},
         caption=f"Prompt {prompt}, pretrained π_ref. Critics are fitted exactly (least squares on one-hot features) "
-                f"to the returns of sampled responses, mean of {CRITIC_SEEDS} seeds; the Monte Carlo error "
-                "√(Var[r | s]/K) is exact.",
+                f"to the returns of N sampled responses (N rollouts), mean of {CRITIC_SEEDS} seeds; Monte Carlo "
+                f"restarts K rollouts at each of the {n_states} states the policy can visit before the last token "
+                f"(K × {n_states} rollouts), and its error √(Var[r | s]/K) is exact.",
     )
 
 
