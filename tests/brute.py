@@ -108,3 +108,35 @@ def advantage_gap(method: str, n: int, p: float, eps: float = 1e-6) -> float:
         num[pattern[0]] += prob * a
         den[pattern[0]] += prob
     return num[1] / den[1] - num[0] / den[0]
+
+
+def gae_bias_variance(policy, reward, prompt, critic_value, gamma, lam):
+    """Bias² and variance of GAE(γ, λ) per position, by loops: for every prefix y_≤t, the completions' Â_t.
+
+    Â_t = Σ_{u ≥ t} (γλ)^(u−t) δ_u with δ_u = r_u + γ V̂(y_≤u) − V̂(y_<u) (V̂ of a complete response is 0, r_u is
+    the reward at the last token only); the target is the undiscounted A_t = V(y_≤t) − V(y_<t).
+    ``critic_value(prefix)`` gives V̂ at a non-terminal prefix.
+    """
+    L, K = policy.length, policy.n_actions
+
+    def a_hat(y, t):
+        total = 0.0
+        for u in range(t, L):
+            r_u = reward(prompt, strip(y)) if u == L - 1 else 0.0
+            next_v = critic_value(y[: u + 1]) if u + 1 < L else 0.0
+            total += (gamma * lam) ** (u - t) * (r_u + gamma * next_v - critic_value(y[:u]))
+        return total
+
+    bias_sq, variance = [0.0] * L, [0.0] * L
+    for t in range(L):
+        for prefix in itertools.product(range(K), repeat=t + 1):
+            p_prefix = 1.0
+            for u in range(t + 1):
+                p_prefix *= float(policy.next_token_probs(prompt, prefix[:u])[prefix[u]])
+            target = value(policy, reward, prompt, prefix) - value(policy, reward, prompt, prefix[:t])
+            pairs = [(p, a_hat(y, t)) for y, p in completions(policy, prompt, prefix)]
+            mean = sum(p * a for p, a in pairs)
+            var = sum(p * (a - mean) ** 2 for p, a in pairs)
+            bias_sq[t] += p_prefix * (mean - target) ** 2
+            variance[t] += p_prefix * var
+    return np.array(bias_sq), np.array(variance)

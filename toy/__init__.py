@@ -18,6 +18,7 @@ from . import (
     fates,
     figures,
     gae,
+    gae_discount,
     imitation,
     kl,
     longrun,
@@ -55,7 +56,7 @@ from .rewards import REWARDS, get_reward, reward_table
 
 __all__ = [
     "exercises", "explorer", "explorers", "figures", "kl", "montecarlo", "trust_region", "critic",
-    "estimators", "gae", "imitation", "ppo", "recipes", "sft", "train",
+    "estimators", "gae", "gae_discount", "imitation", "ppo", "recipes", "sft", "train",
     "bootstrap", "clipping", "discount", "exploration", "fates", "longrun", "offpolicy", "resets", "reward_models",
     "EOS", "PRESETS", "PROMPTS", "RESPONSE_LENGTH", "REWARDS", "VOCAB_SIZE",
     "BigramPolicy", "Policy", "TabularPolicy",

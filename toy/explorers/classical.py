@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .. import bootstrap, clipping, critic, discount, offpolicy
+from .. import bootstrap, clipping, critic, discount, gae_discount, offpolicy
 from ..exact import value
 from ..explorer import Explorer, dropdown, slider
 from ..figures import EXACT, SEQUENCE, base_layout
@@ -165,6 +165,67 @@ def critic_explorer(prompt: int = 2) -> Explorer:
                 f"to the returns of N sampled responses (N rollouts), mean of {CRITIC_SEEDS} seeds; Monte Carlo "
                 f"restarts K rollouts at each of the {n_states} states the policy can visit before the last token "
                 f"(K × {n_states} rollouts), and its error √(Var[r | s]/K) is exact.",
+    )
+
+
+# -- γ and λ inside the advantage estimator -----------------------------------------------------------------------
+GAE_GAMMAS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
+GAE_CRITICS = {"exact": "exact V", "last_token": "learned, last token (256 responses)",
+               "prompt": "learned, one value per prompt (256 responses)"}
+
+
+def gae_discount_explorer(prompt: int = 2) -> Explorer:
+    """Bias² and variance of GAE(γ, λ) advantages against the exact (undiscounted) A(s_t, y_t), against γ, for a
+    chosen λ and critic: γ inside the estimator as a variance knob, computed exactly (toy.gae_discount)."""
+    prompt = check_prompt(prompt)
+    policy = reference_policy()
+    reward = "sum_to_target"
+
+    @lru_cache(maxsize=8)
+    def tables(which):
+        if which == "exact":
+            return gae_discount.exact_critic(policy, reward, prompt)
+        ys = policy.sample(prompt, 256, rng=np.random.default_rng(0))
+        c = critic.Critic(policy.length, which).fit_returns(
+            prompt, ys, reward_table(reward, prompt, policy.length, policy.n_actions)[tuple(ys.T)])
+        return bootstrap.critic_tables(c, prompt, policy.length)
+
+    def compute(state):
+        errs = [gae_discount.advantage_error(policy, reward, prompt, tables(state["critic"]), g, state["lam"])
+                for g in GAE_GAMMAS]
+        mse = np.array([e.mse for e in errs])
+        best = int(np.argmin(mse))
+        return dict(bias=[e.mean_bias_sq for e in errs], var=[e.mean_variance for e in errs], mse=mse,
+                    best_gamma=[GAE_GAMMAS[best]], best_mse=[mse[best]], mse1=[mse[-1]])
+
+    deps = ("critic", "lam")
+    g = list(GAE_GAMMAS)
+    fig = go.Figure()
+    fig.add_scatter(x=g, y=g, mode="lines+markers", name="bias² of Â_t",
+                    line=dict(color=EXACT_COLOUR, dash="dash", width=2.5), marker=dict(symbol="triangle-up", size=8),
+                    hovertemplate="γ = %{x}: %{y:.4f}<extra>bias²</extra>")
+    fig.add_scatter(x=g, y=g, mode="lines+markers", name="variance of Â_t",
+                    line=dict(color=SEQUENCE_COLOUR, dash="dot", width=2.5), marker=dict(symbol="square", size=8),
+                    hovertemplate="γ = %{x}: %{y:.4f}<extra>variance</extra>")
+    fig.add_scatter(x=g, y=g, mode="lines+markers", name="MSE = bias² + variance",
+                    line=dict(color="#222", width=3), marker=dict(symbol="circle", size=8),
+                    hovertemplate="γ = %{x}: %{y:.4f}<extra>MSE</extra>")
+    fig.update_xaxes(title_text="γ inside GAE (the objective keeps γ = 1)")
+    fig.update_yaxes(title_text="error of Â_t against A(s_t, y_t)", rangemode="tozero")
+    base_layout(fig, "", height=460)
+    fig.update_layout(legend=dict(y=-0.22), margin=dict(b=130))
+    return Explorer(
+        title="γ and λ inside the advantage estimator: bias against variance",
+        controls=[dropdown("critic", "Critic", GAE_CRITICS, "exact"),
+                  slider("lam", "λ", LAMBDAS, 1.0, fmt="{:.2f}")],
+        outputs=dict(bias=deps, var=deps, mse=deps, best_gamma=deps, best_mse=deps, mse1=deps),
+        compute=compute, figure=fig,
+        traces=[(0, "y", ["bias"]), (1, "y", ["var"]), (2, "y", ["mse"])],
+        layout={"title.text": "λ = {lam:.2f}: MSE {mse1:.4f} at γ = 1, lowest {best_mse:.4f} at γ = {best_gamma:.2f}"},
+        caption=f"Prompt {prompt}, pretrained π_ref at τ = 1, sum-to-target reward. GAE(γ, λ) advantages "
+                "Â_t = Σ_l (γλ)^l δ_(t+l) with δ_t = r_t + γV̂(s_(t+1)) − V̂(s_t), against the undiscounted exact "
+                "A(s_t, y_t); bias² and variance exact (enumerating completions), averaged over positions and the "
+                "states and tokens π visits. Learned critics are fitted to 256 sampled responses.",
     )
 
 
@@ -363,6 +424,7 @@ def clipping_explorer() -> Explorer:
 
 EXPLORERS = {
     "discount": discount_explorer,
+    "gae_discount": gae_discount_explorer,
     "critic": critic_explorer,
     "bootstrapping": bootstrap_explorer,
     "staleness": staleness_explorer,
