@@ -25,6 +25,7 @@ from . import (
     montecarlo,
     offpolicy,
     ppo,
+    prefix_tree,
     recipes,
     resets,
     reward_models,
@@ -57,7 +58,8 @@ from .rewards import REWARDS, get_reward, reward_table
 __all__ = [
     "exercises", "explorer", "explorers", "figures", "kl", "montecarlo", "trust_region", "critic",
     "estimators", "gae", "gae_discount", "imitation", "ppo", "recipes", "sft", "train",
-    "bootstrap", "clipping", "discount", "exploration", "fates", "longrun", "offpolicy", "resets", "reward_models",
+    "bootstrap", "clipping", "discount", "exploration", "fates", "longrun", "offpolicy", "prefix_tree", "resets",
+    "reward_models",
     "EOS", "PRESETS", "PROMPTS", "RESPONSE_LENGTH", "REWARDS", "VOCAB_SIZE",
     "BigramPolicy", "Policy", "TabularPolicy",
     "advantage_table", "credit_by_position", "get_reward", "reference_policy", "reward_table",
