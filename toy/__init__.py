@@ -17,6 +17,7 @@ from . import (
     explorers,
     fates,
     figures,
+    format_gate,
     gae,
     gae_discount,
     imitation,
@@ -58,7 +59,8 @@ from .rewards import REWARDS, get_reward, reward_table
 __all__ = [
     "exercises", "explorer", "explorers", "figures", "kl", "montecarlo", "trust_region", "critic",
     "estimators", "gae", "gae_discount", "imitation", "ppo", "recipes", "sft", "train",
-    "bootstrap", "clipping", "discount", "exploration", "fates", "longrun", "offpolicy", "prefix_tree", "resets",
+    "bootstrap", "clipping", "discount", "exploration", "fates", "format_gate", "longrun", "offpolicy",
+    "prefix_tree", "resets",
     "reward_models",
     "EOS", "PRESETS", "PROMPTS", "RESPONSE_LENGTH", "REWARDS", "VOCAB_SIZE",
     "BigramPolicy", "Policy", "TabularPolicy",

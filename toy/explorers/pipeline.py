@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .. import figures, imitation, sft, train
+from .. import figures, format_gate, imitation, sft, train
 from ..explorer import Explorer, dropdown, slider
 from ..policy import reference_policy
 
@@ -289,9 +289,66 @@ def waiting_for_signal() -> Explorer:
     )
 
 
+# -- a format-gated reward -----------------------------------------------------------------------------------------
+FORMAT_DEMOS = (8, 64, 512)
+FORMAT_REWARDS = {"gated": "task reward, only if readable", "task": "task reward, format ignored"}
+
+
+@cache
+def format_runs(start: str, gate: bool, n_demos: int | None = None) -> train.Curves:
+    """RLOO on the (gated) sum reward from the pretrained base, or from SFT on ``n_demos`` readable demonstrations."""
+    base = reference_policy()
+    pi0 = base if start == "base" else format_gate.format_sft(base, n_demos)
+    return format_gate.rl_curves(pi0, REWARD, gate=gate, steps=RL_STEPS, group_size=RL_GROUP, seeds=RL_SEEDS,
+                                 lr=RL_LR, beta=RL_BETA)
+
+
+def format_gated() -> Explorer:
+    """Exact expected reward during RL from the base model and from SFT on readable demonstrations, with the
+    verifier's format gate on or off: the gate, not the task, is what RL from the base model cannot get past."""
+    base = reference_policy()
+
+    def compute(state):
+        gate = state["reward"] == "gated"
+        from_base = format_runs("base", gate)
+        from_sft = format_runs("sft", gate, int(state["n"]))
+        sft_policy = format_gate.format_sft(base, int(state["n"]))
+        return {"base": from_base.reward[0].mean(axis=0), "sft": from_sft.reward[0].mean(axis=0),
+                "fmt_base": [format_gate.format_rate(base)], "fmt_sft": [format_gate.format_rate(sft_policy)],
+                "end_base": [from_base.reward[0, :, -1].mean()], "end_sft": [from_sft.reward[0, :, -1].mean()]}
+
+    steps = list(range(RL_STEPS + 1))
+    fig = go.Figure()
+    fig.add_scatter(x=steps, y=steps, mode="lines+markers", name="RL from the base model",
+                    line=dict(color="#d62728", width=2.5, dash="dash"), marker=dict(symbol="x", size=6),
+                    hovertemplate="step %{x}: %{y:.3f}<extra>from base</extra>")
+    fig.add_scatter(x=steps, y=steps, mode="lines+markers", name="RL after SFT on readable demonstrations",
+                    line=dict(color="#2ca02c", width=3), marker=dict(symbol="circle", size=6),
+                    hovertemplate="step %{x}: %{y:.3f}<extra>after SFT</extra>")
+    fig.update_xaxes(title_text="RL step (RLOO, n = 4, all five prompts)")
+    fig.update_yaxes(title_text="expected reward (exact)", range=[0, 1.02])
+    figures.base_layout(fig, "", height=440)
+    fig.update_layout(legend=dict(y=-0.2), margin=dict(b=110))
+    return Explorer(
+        title="A format-gated reward: why SFT comes before RL with verifiers",
+        controls=[dropdown("reward", "Reward", FORMAT_REWARDS, "gated"),
+                  dropdown("n", "Readable demonstrations per prompt", FORMAT_DEMOS, 64)],
+        outputs=dict(base=("reward",), sft=("reward", "n"), fmt_base=(), fmt_sft=("n",), end_base=("reward",),
+                     end_sft=("reward", "n")),
+        compute=compute, figure=fig,
+        traces=[(0, "y", ["base"]), (1, "y", ["sft"])],
+        layout={"title.text": "Readable: base {fmt_base:.4f}, after SFT {fmt_sft:.3f}. After "
+                              f"{RL_STEPS} steps: " + "{end_base:.3f} from the base, {end_sft:.3f} after SFT"},
+        caption=f"Pretrained π_ref as the base model; a response is readable when it ends with "
+                f"{' '.join(map(str, format_gate.FORMAT_MARKER))}. RLOO with β = {RL_BETA} toward its start, "
+                f"mean of {len(RL_SEEDS)} seeds; expected rewards exact over all 625 responses per prompt.",
+    )
+
+
 EXPLORERS = {
     "compounding_errors": compounding_errors,
     "sft_then_rl": sft_then_rl,
     "waiting_for_signal": waiting_for_signal,
+    "format_gated": format_gated,
 }
 """Section 4.4's explorers, for ``toy.explorers.ALL``."""
