@@ -10,6 +10,7 @@ from . import (
     clipping,
     critic,
     discount,
+    distillation,
     estimators,
     exercises,
     exploration,
@@ -59,7 +60,7 @@ from .rewards import REWARDS, get_reward, reward_table
 __all__ = [
     "exercises", "explorer", "explorers", "figures", "kl", "montecarlo", "trust_region", "critic",
     "estimators", "gae", "gae_discount", "imitation", "ppo", "recipes", "sft", "train",
-    "bootstrap", "clipping", "discount", "exploration", "fates", "format_gate", "longrun", "offpolicy",
+    "bootstrap", "clipping", "discount", "distillation", "exploration", "fates", "format_gate", "longrun", "offpolicy",
     "prefix_tree", "resets",
     "reward_models",
     "EOS", "PRESETS", "PROMPTS", "RESPONSE_LENGTH", "REWARDS", "VOCAB_SIZE",
