@@ -137,3 +137,24 @@ def test_critic_explorer_puts_rollouts_consumed_on_the_x_axis():
     assert list(mc.x) == [toy.critic.monte_carlo_rollouts(pi_ref, X, k) for k in classical.MC_KS]
     assert list(ex.figure.data[0].x) == list(classical.CRITIC_SIZES)
     assert "rollouts consumed" in ex.figure.layout.xaxis.title.text
+
+
+# -- 4.5: GRPO and PPO pay more KL than RLOO; REINFORCE and Dr. GRPO draw the same curve ----------------------------
+def test_grpo_and_ppo_take_longer_steps_than_rloo():
+    b = critic_free.BETAS.index(0.1)
+
+    def final(method):
+        runs = critic_free.training_runs(method, 4)
+        return runs.reward[b, :, -1].mean(), runs.kl[b, :, -1].mean()
+
+    (r_rloo, kl_rloo), (r_grpo, kl_grpo), (_, kl_ppo) = final("rloo"), final("grpo"), final("ppo")
+    assert r_grpo > r_rloo and kl_grpo > kl_rloo
+    assert kl_ppo > kl_rloo
+    np.testing.assert_array_equal(critic_free.training_runs("reinforce", 4).reward,
+                                  critic_free.training_runs("dr_grpo", 4).reward)
+
+
+# -- 4.4: the pretrained base is right about one time in five on every prompt --------------------------------------
+def test_pretrained_base_is_right_about_one_time_in_five():
+    rates = [toy.value(toy.reference_policy(), "sum_to_target", x) for x in toy.PROMPTS]
+    assert all(0.15 < r < 0.25 for r in rates)
