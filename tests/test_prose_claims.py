@@ -158,3 +158,15 @@ def test_grpo_and_ppo_take_longer_steps_than_rloo():
 def test_pretrained_base_is_right_about_one_time_in_five():
     rates = [toy.value(toy.reference_policy(), "sum_to_target", x) for x in toy.PROMPTS]
     assert all(0.15 < r < 0.25 for r in rates)
+
+
+def test_every_critic_beats_per_state_monte_carlo_at_fewer_rollouts():
+    """4.3: 'Counted in rollouts, a value for every state is cheaper from a critic … here.'"""
+    from toy.explorers import classical
+
+    pi_ref = toy.reference_policy()
+    assert toy.critic.monte_carlo_rollouts(pi_ref, X, 8) > 1024
+    mc8 = toy.critic.monte_carlo_error(pi_ref, "sum_to_target", X, 8)
+    for f in classical.CRITIC_FEATURES:
+        err = toy.critic.sampled_errors(pi_ref, "sum_to_target", X, f, [1024], seeds=classical.CRITIC_SEEDS)[0]
+        assert err < mc8, f
