@@ -390,9 +390,9 @@ def distillation_explorer() -> Explorer:
         return out
 
     fig = make_subplots(rows=3, cols=1, vertical_spacing=0.1, row_heights=[0.36, 0.32, 0.32],
-                        subplot_titles=("One response: exact credit and the teacher's signal (reward units)",
-                                        "Training a student: task reward (exact)",
-                                        "Training a student: KL(student ‖ teacher), nats"))
+                        subplot_titles=("One response: credit per token",
+                                        "Student's task reward (exact)",
+                                        "Student's KL to the teacher"))
     pos = [f"token {t + 1}" for t in range(L)]
     fig.add_bar(x=pos, y=[0.0] * L, name="exact advantage A(s_t, y_t)", marker=dict(color=EXACT["color"]),
                 row=1, col=1)
