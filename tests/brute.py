@@ -119,3 +119,56 @@ def finite_difference_gradient(tabular, reward, prompt, h=1e-6):
                       - toy.value(toy.TabularPolicy(dn), reward, prompt)) / (2 * h)
         grads.append(g)
     return grads
+
+
+def advantage_gap(method: str, n: int, p: float, eps: float = 1e-6) -> float:
+    """E[A_1 | r_1 = 1] − E[A_1 | r_1 = 0] for a 0/1 reward, by listing all 2^n reward patterns of a group."""
+    num = {1: 0.0, 0: 0.0}
+    den = {1: 0.0, 0: 0.0}
+    for pattern in itertools.product((0, 1), repeat=n):
+        prob = math.prod(p if r else 1 - p for r in pattern)
+        mean = sum(pattern) / n
+        if method == "rloo":
+            a = pattern[0] - (sum(pattern) - pattern[0]) / (n - 1)
+        elif method in ("reinforce", "dr_grpo"):
+            a = pattern[0] - mean
+        elif method == "grpo":
+            sd = math.sqrt(sum((r - mean) ** 2 for r in pattern) / (n - 1))
+            a = (pattern[0] - mean) / (sd + eps)
+        else:
+            raise ValueError(method)
+        num[pattern[0]] += prob * a
+        den[pattern[0]] += prob
+    return num[1] / den[1] - num[0] / den[0]
+
+
+def gae_bias_variance(policy, reward, prompt, critic_value, gamma, lam):
+    """Bias² and variance of GAE(γ, λ) per position, by loops: for every prefix y_≤t, the completions' Â_t.
+
+    Â_t = Σ_{u ≥ t} (γλ)^(u−t) δ_u with δ_u = r_u + γ V̂(y_≤u) − V̂(y_<u) (V̂ of a complete response is 0, r_u is
+    the reward at the last token only); the target is the undiscounted A_t = V(y_≤t) − V(y_<t).
+    ``critic_value(prefix)`` gives V̂ at a non-terminal prefix.
+    """
+    L, K = policy.length, policy.n_actions
+
+    def a_hat(y, t):
+        total = 0.0
+        for u in range(t, L):
+            r_u = reward(prompt, strip(y)) if u == L - 1 else 0.0
+            next_v = critic_value(y[: u + 1]) if u + 1 < L else 0.0
+            total += (gamma * lam) ** (u - t) * (r_u + gamma * next_v - critic_value(y[:u]))
+        return total
+
+    bias_sq, variance = [0.0] * L, [0.0] * L
+    for t in range(L):
+        for prefix in itertools.product(range(K), repeat=t + 1):
+            p_prefix = 1.0
+            for u in range(t + 1):
+                p_prefix *= float(policy.next_token_probs(prompt, prefix[:u])[prefix[u]])
+            target = value(policy, reward, prompt, prefix) - value(policy, reward, prompt, prefix[:t])
+            pairs = [(p, a_hat(y, t)) for y, p in completions(policy, prompt, prefix)]
+            mean = sum(p * a for p, a in pairs)
+            var = sum(p * (a - mean) ** 2 for p, a in pairs)
+            bias_sq[t] += p_prefix * (mean - target) ** 2
+            variance[t] += p_prefix * var
+    return np.array(bias_sq), np.array(variance)

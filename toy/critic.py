@@ -290,3 +290,11 @@ def monte_carlo_error(policy: Policy, reward, prompt, k) -> float:
     L = policy.length
     var = sum(float((reach[t] * var_r[t]).sum()) for t in range(L)) / L
     return float(np.sqrt(max(var, 0.0) / k))
+
+
+def monte_carlo_rollouts(policy: Policy, prompt, k) -> int:
+    """Rollouts Monte Carlo values consume for the error of ``monte_carlo_error``: K at every non-terminal state
+    the policy can visit (reach probability > 0): K·(1 + K + … + K^(L−1)) for a softmax policy over K tokens."""
+    k = checks.positive_int("k", k, low=1)
+    reach = exact.reach_probs(policy, check_prompt(prompt))
+    return k * sum(int((reach[t] > 0).sum()) for t in range(policy.length))

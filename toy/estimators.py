@@ -288,3 +288,27 @@ def expected_scale(method: str, n: int) -> float:
     if method == "grpo":
         raise ValueError("grpo has no constant scale: see grpo_scale for a 0/1 reward")
     return 1.0 - 1.0 / n if method in ("reinforce", "dr_grpo") else 1.0
+
+
+def conditional_advantage_gap(method: str, n: int, p: float, greedy_reward: float | None = None,
+                              eps: float = GRPO_EPS) -> float:
+    """E[A_i | r_i = 1] − E[A_i | r_i = 0] for a 0/1 reward with success rate p (0 < p < 1).
+
+    For any method whose A_i depends only on the group's rewards, E[g] = (E[A_i | r_i = 1] − E[A_i | r_i = 0])·∇J
+    (section 4.5). Computed by enumerating j ~ Binomial(n − 1, p) successes among the other responses and taking
+    ``advantages`` of the group (r_i, 1 × j, 0 × (n − 1 − j)); for GRPO it equals ``grpo_scale(n, p)``.
+    """
+    checks.choose("method", method, METHODS)
+    n = checks.positive_int("n", n, low=MIN_GROUP[method], high=256)
+    p = checks.in_range("p", p, 0.0, 1.0)
+    if p in (0.0, 1.0):
+        raise ValueError(f"p must be strictly between 0 and 1, got {p!r}")
+    j = np.arange(n)
+    pj = np.array([math.comb(n - 1, int(k)) for k in j]) * p**j * (1 - p) ** (n - 1 - j)
+    others = (np.arange(n - 1)[None, :] < j[:, None]).astype(float)  # row j: j ones, then zeros
+    greedy = None if greedy_reward is None else np.full(n, float(greedy_reward))
+    gap = 0.0
+    for own, sign in ((1.0, 1.0), (0.0, -1.0)):
+        groups = np.concatenate([np.full((n, 1), own), others], axis=1)
+        gap += sign * float(pj @ advantages(method, groups, greedy, eps)[:, 0])
+    return gap

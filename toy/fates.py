@@ -68,8 +68,10 @@ ROWS = (
         "near on-policy with minibatch reuse; offline methods (DPO) on fixed data; asynchronous pipelines with "
         "slightly stale samples", "transformed", "kept close to on-policy: large corrections are unstable",
         "off-policy staleness", P43 + "#sec-4-3-staleness"),
-    Row("Trust region", "TRPO, PPO", "PPO's clip, GRPO, and 2025's sequence- and weight-level variants", "survived",
-        "central to every recipe", "the trust region", P43 + "#sec-4-3-clipping"),
+    Row("Trust region", "TRPO, PPO",
+        "PPO's clip, GRPO, and 2025's sequence-level (GSPO) and weight-level (CISPO) variants", "survived",
+        "central to the stages that optimise a policy on its own samples (recipes of SFT or DPO alone have none)",
+        "the trust region", P43 + "#sec-4-3-clipping"),
     Row("KL to a reference", "rare (entropy regularisation is the nearest relative)",
         "in almost every objective, toward π_ref", "new in role",
         "it pulls toward a prior, not just limiting one step", "it must not drift", P42 + "#sec-4-2-drift"),

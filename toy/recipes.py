@@ -63,7 +63,8 @@ RECIPES = {
          Stage("Cold-start SFT", "instructive", "a small set of demonstrations"),
          Stage("Reasoning RL", "evaluative", "reasoning tasks, rewards by rule"),
          Stage("Rejection sampling", "selection", "the RL model's own samples, filtered"),
-         Stage("SFT", "instructive", "the kept samples as a new dataset"),
+         Stage("SFT", "instructive", "the kept samples as a new dataset",
+               "restarted from the base model, DeepSeek-V3-Base, not from the RL checkpoint"),
          Stage("RL, all scenarios", "evaluative", "prompts of every kind and their rewards")],
     ),
 }

@@ -8,12 +8,14 @@ from .classical import EXPLORERS as SECTION_4_3
 from .credit import TEMPERATURES, credit_assignment
 from .critic_free import EXPLORERS as SECTION_4_5
 from .easy_hard import EXPLORERS as SECTION_4_2
+from .mapping import EXPLORERS as SECTION_4_1
 from .pipeline import EXPLORERS as SECTION_4_4
 
 __all__ = ["ALL", "TEMPERATURES", "credit_assignment"]
 
 ALL = {
     "credit_assignment": credit_assignment,
+    **SECTION_4_1,
     **SECTION_4_2,
     **SECTION_4_3,
     **SECTION_4_4,

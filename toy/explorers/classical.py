@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .. import bootstrap, clipping, critic, discount, offpolicy
+from .. import bootstrap, clipping, critic, discount, gae_discount, offpolicy
 from ..exact import value
 from ..explorer import Explorer, dropdown, slider
 from ..figures import EXACT, SEQUENCE, base_layout
@@ -93,6 +93,8 @@ CRITIC_SIZES = (4, 8, 16, 32, 64, 128, 256, 512, 1024)
 CRITIC_FEATURES = ("prompt", "last_token", "running_sum", "tabular")
 CRITIC_TEMPERATURES = tuple(TEMPERATURES[i] for i in (0, 2, 4, 6, 8))
 CRITIC_SEEDS = 3
+MC_KS = (1, 2, 4, 8, 9, 16, 32, 64)
+"""Rollouts per state for the Monte Carlo values in the critic explorer (9: VinePPO's configurations)."""
 FEATURE_STYLE = {
     "prompt": dict(dash="dot", symbol="circle-open"),
     "last_token": dict(dash="dashdot", symbol="triangle-up"),
@@ -102,10 +104,14 @@ FEATURE_STYLE = {
 
 
 def critic_explorer(prompt: int = 2) -> Explorer:
-    """A learned critic's error against the exact V, against the number of sampled responses it is fitted to, for
-    four feature sets (with their parameter counts), beside Monte Carlo values from K rollouts per state."""
+    """A learned critic's error against the exact V, and Monte Carlo values from K rollouts per state, both against
+    the rollouts they consume: N sampled responses for a critic fitted to N responses, K × (states) for Monte Carlo,
+    which needs K fresh completions at every state it gives a value for."""
     prompt = check_prompt(prompt)
     sizes = np.array(CRITIC_SIZES, dtype=float)
+    base = reference_policy("pretrained")
+    mc_cost = np.array([critic.monte_carlo_rollouts(base, prompt, k) for k in MC_KS], dtype=float)
+    n_states = int(mc_cost[0] // MC_KS[0])
 
     @lru_cache(maxsize=64)
     def errors(reward, temperature):
@@ -114,7 +120,7 @@ def critic_explorer(prompt: int = 2) -> Explorer:
                for f in CRITIC_FEATURES}
         out["floor"] = {f: critic.value_error(critic.Critic(RESPONSE_LENGTH, f).fit_population(policy, reward),
                                               policy, reward, prompt) for f in CRITIC_FEATURES}
-        out["mc"] = np.array([critic.monte_carlo_error(policy, reward, prompt, int(k)) for k in CRITIC_SIZES])
+        out["mc"] = np.array([critic.monte_carlo_error(policy, reward, prompt, int(k)) for k in MC_KS])
         return out
 
     def compute(state):
@@ -123,7 +129,7 @@ def critic_explorer(prompt: int = 2) -> Explorer:
         out["mc"] = e["mc"]
         out.update({f"floor_{f}": [e["floor"][f]] for f in CRITIC_FEATURES})
         out["best"] = [e["tabular"][-1]]
-        out["mc9"] = [e["mc"][list(CRITIC_SIZES).index(8)] * np.sqrt(8 / 9)]
+        out["mc9"] = [e["mc"][MC_KS.index(9)]]
         return out
 
     deps = ("reward", "temperature")
@@ -134,28 +140,92 @@ def critic_explorer(prompt: int = 2) -> Explorer:
         fig.add_scatter(x=sizes, y=sizes, mode="lines+markers", name=f"critic, {f.replace('_', ' ')} ({n} weights)",
                         line=dict(color=EXACT_COLOUR, dash=st["dash"], width=2.5),
                         marker=dict(symbol=st["symbol"], size=8, color=EXACT_COLOUR),
-                        hovertemplate="%{x} responses: %{y:.4f}<extra>" + f + "</extra>")
-    fig.add_scatter(x=sizes, y=sizes, mode="lines+markers", name="Monte Carlo, K per state (0 weights)",
-                    line=dict(color=SEQUENCE_COLOUR, width=3), marker=dict(symbol="x", size=9, color=SEQUENCE_COLOUR),
-                    hovertemplate="K = %{x}: %{y:.4f}<extra>Monte Carlo</extra>")
-    fig.update_xaxes(type="log", title_text="responses fitted to, or K per state")
+                        hovertemplate="fitted to %{x} responses: %{y:.4f}<extra>" + f + "</extra>")
+    fig.add_scatter(x=mc_cost, y=mc_cost, mode="lines+markers",
+                    name=f"Monte Carlo, K rollouts at each of {n_states} states (0 weights)",
+                    customdata=np.array(MC_KS), line=dict(color=SEQUENCE_COLOUR, width=3),
+                    marker=dict(symbol="x", size=9, color=SEQUENCE_COLOUR),
+                    hovertemplate="K = %{customdata}, %{x} rollouts: %{y:.4f}<extra>Monte Carlo</extra>")
+    fig.update_xaxes(type="log", title_text="rollouts consumed (sampled responses or completions)")
     fig.update_yaxes(type="log", title_text="RMS error against the exact V")
     base_layout(fig, "", height=480)
     fig.update_layout(legend=dict(y=-0.16), margin=dict(b=150))
     outputs = {f: deps for f in CRITIC_FEATURES}
     outputs.update({"mc": deps, "best": deps, "mc9": deps, **{f"floor_{f}": deps for f in CRITIC_FEATURES}})
     return Explorer(
-        title="A learned critic against the exact V, and against Monte Carlo",
+        title="A learned critic against the exact V, and against Monte Carlo, per rollout consumed",
         controls=[dropdown("reward", "Reward", REWARD_LABELS, "sum_to_target"),
                   slider("temperature", "Temperature τ", CRITIC_TEMPERATURES, 1.0)],
         outputs=outputs, compute=compute, figure=fig,
         traces=[(i, "y", [f]) for i, f in enumerate(CRITIC_FEATURES)] + [(len(CRITIC_FEATURES), "y", ["mc"])],
         layout={"title.text": "τ = {temperature}: the per-prompt baseline cannot go below {floor_prompt:.3f}; the "
-                              "780-parameter table reaches {best:.3f} after 1,024 responses; K = 9 rollouts: "
-                              "{mc9:.3f}"},
+                              "780-parameter table reaches {best:.3f} after 1,024 responses; Monte Carlo with K = 9 "
+                              f"({9 * n_states:,} rollouts): " + "{mc9:.3f}"},
         caption=f"Prompt {prompt}, pretrained π_ref. Critics are fitted exactly (least squares on one-hot features) "
-                f"to the returns of sampled responses, mean of {CRITIC_SEEDS} seeds; the Monte Carlo error "
-                "√(Var[r | s]/K) is exact.",
+                f"to the returns of N sampled responses (N rollouts), mean of {CRITIC_SEEDS} seeds; Monte Carlo "
+                f"restarts K rollouts at each of the {n_states} states the policy can visit before the last token "
+                f"(K × {n_states} rollouts), and its error √(Var[r | s]/K) is exact.",
+    )
+
+
+# -- γ and λ inside the advantage estimator -----------------------------------------------------------------------
+GAE_GAMMAS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
+GAE_CRITICS = {"exact": "exact V", "last_token": "learned, last token (256 responses)",
+               "prompt": "learned, one value per prompt (256 responses)"}
+
+
+def gae_discount_explorer(prompt: int = 2) -> Explorer:
+    """Bias² and variance of GAE(γ, λ) advantages against the exact (undiscounted) A(s_t, y_t), against γ, for a
+    chosen λ and critic: γ inside the estimator as a variance knob, computed exactly (toy.gae_discount)."""
+    prompt = check_prompt(prompt)
+    policy = reference_policy()
+    reward = "sum_to_target"
+
+    @lru_cache(maxsize=8)
+    def tables(which):
+        if which == "exact":
+            return gae_discount.exact_critic(policy, reward, prompt)
+        ys = policy.sample(prompt, 256, rng=np.random.default_rng(0))
+        c = critic.Critic(policy.length, which).fit_returns(
+            prompt, ys, reward_table(reward, prompt, policy.length, policy.n_actions)[tuple(ys.T)])
+        return bootstrap.critic_tables(c, prompt, policy.length)
+
+    def compute(state):
+        errs = [gae_discount.advantage_error(policy, reward, prompt, tables(state["critic"]), g, state["lam"])
+                for g in GAE_GAMMAS]
+        mse = np.array([e.mse for e in errs])
+        best = int(np.argmin(mse))
+        return dict(bias=[e.mean_bias_sq for e in errs], var=[e.mean_variance for e in errs], mse=mse,
+                    best_gamma=[GAE_GAMMAS[best]], best_mse=[mse[best]], mse1=[mse[-1]])
+
+    deps = ("critic", "lam")
+    g = list(GAE_GAMMAS)
+    fig = go.Figure()
+    fig.add_scatter(x=g, y=g, mode="lines+markers", name="bias² of Â_t",
+                    line=dict(color=EXACT_COLOUR, dash="dash", width=2.5), marker=dict(symbol="triangle-up", size=8),
+                    hovertemplate="γ = %{x}: %{y:.4f}<extra>bias²</extra>")
+    fig.add_scatter(x=g, y=g, mode="lines+markers", name="variance of Â_t",
+                    line=dict(color=SEQUENCE_COLOUR, dash="dot", width=2.5), marker=dict(symbol="square", size=8),
+                    hovertemplate="γ = %{x}: %{y:.4f}<extra>variance</extra>")
+    fig.add_scatter(x=g, y=g, mode="lines+markers", name="MSE = bias² + variance",
+                    line=dict(color="#222", width=3), marker=dict(symbol="circle", size=8),
+                    hovertemplate="γ = %{x}: %{y:.4f}<extra>MSE</extra>")
+    fig.update_xaxes(title_text="γ inside GAE (the objective keeps γ = 1)")
+    fig.update_yaxes(title_text="error of Â_t against A(s_t, y_t)", rangemode="tozero")
+    base_layout(fig, "", height=460)
+    fig.update_layout(legend=dict(y=-0.22), margin=dict(b=130))
+    return Explorer(
+        title="γ and λ inside the advantage estimator: bias against variance",
+        controls=[dropdown("critic", "Critic", GAE_CRITICS, "exact"),
+                  slider("lam", "λ", LAMBDAS, 1.0, fmt="{:.2f}")],
+        outputs=dict(bias=deps, var=deps, mse=deps, best_gamma=deps, best_mse=deps, mse1=deps),
+        compute=compute, figure=fig,
+        traces=[(0, "y", ["bias"]), (1, "y", ["var"]), (2, "y", ["mse"])],
+        layout={"title.text": "λ = {lam:.2f}: MSE {mse1:.4f} at γ = 1, lowest {best_mse:.4f} at γ = {best_gamma:.2f}"},
+        caption=f"Prompt {prompt}, pretrained π_ref at τ = 1, sum-to-target reward. GAE(γ, λ) advantages "
+                "Â_t = Σ_l (γλ)^l δ_(t+l) with δ_t = r_t + γV̂(s_(t+1)) − V̂(s_t), against the undiscounted exact "
+                "A(s_t, y_t); bias² and variance exact (enumerating completions), averaged over positions and the "
+                "states and tokens π visits. Learned critics are fitted to 256 sampled responses.",
     )
 
 
@@ -354,6 +424,7 @@ def clipping_explorer() -> Explorer:
 
 EXPLORERS = {
     "discount": discount_explorer,
+    "gae_discount": gae_discount_explorer,
     "critic": critic_explorer,
     "bootstrapping": bootstrap_explorer,
     "staleness": staleness_explorer,

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .. import figures, imitation, sft, train
+from .. import distillation, figures, format_gate, imitation, sft, train
 from ..explorer import Explorer, dropdown, slider
 from ..policy import reference_policy
 
@@ -289,9 +289,162 @@ def waiting_for_signal() -> Explorer:
     )
 
 
+# -- a format-gated reward -----------------------------------------------------------------------------------------
+FORMAT_DEMOS = (8, 64, 512)
+FORMAT_REWARDS = {"gated": "task reward, only if readable", "task": "task reward, format ignored"}
+
+
+@cache
+def format_runs(start: str, gate: bool, n_demos: int | None = None) -> train.Curves:
+    """RLOO on the (gated) sum reward from the pretrained base, or from SFT on ``n_demos`` readable demonstrations."""
+    base = reference_policy()
+    pi0 = base if start == "base" else format_gate.format_sft(base, n_demos)
+    return format_gate.rl_curves(pi0, REWARD, gate=gate, steps=RL_STEPS, group_size=RL_GROUP, seeds=RL_SEEDS,
+                                 lr=RL_LR, beta=RL_BETA)
+
+
+def format_gated() -> Explorer:
+    """Exact expected reward during RL from the base model and from SFT on readable demonstrations, with the
+    verifier's format gate on or off: the gate, not the task, is what RL from the base model cannot get past."""
+    base = reference_policy()
+
+    def compute(state):
+        gate = state["reward"] == "gated"
+        from_base = format_runs("base", gate)
+        from_sft = format_runs("sft", gate, int(state["n"]))
+        sft_policy = format_gate.format_sft(base, int(state["n"]))
+        return {"base": from_base.reward[0].mean(axis=0), "sft": from_sft.reward[0].mean(axis=0),
+                "fmt_base": [format_gate.format_rate(base)], "fmt_sft": [format_gate.format_rate(sft_policy)],
+                "end_base": [from_base.reward[0, :, -1].mean()], "end_sft": [from_sft.reward[0, :, -1].mean()]}
+
+    steps = list(range(RL_STEPS + 1))
+    fig = go.Figure()
+    fig.add_scatter(x=steps, y=steps, mode="lines+markers", name="RL from the base model",
+                    line=dict(color="#d62728", width=2.5, dash="dash"), marker=dict(symbol="x", size=6),
+                    hovertemplate="step %{x}: %{y:.3f}<extra>from base</extra>")
+    fig.add_scatter(x=steps, y=steps, mode="lines+markers", name="RL after SFT on readable demonstrations",
+                    line=dict(color="#2ca02c", width=3), marker=dict(symbol="circle", size=6),
+                    hovertemplate="step %{x}: %{y:.3f}<extra>after SFT</extra>")
+    fig.update_xaxes(title_text="RL step (RLOO, n = 4, all five prompts)")
+    fig.update_yaxes(title_text="expected reward (exact)", range=[0, 1.02])
+    figures.base_layout(fig, "", height=440)
+    fig.update_layout(legend=dict(y=-0.2), margin=dict(b=110))
+    return Explorer(
+        title="A format-gated reward: why SFT comes before RL with verifiers",
+        controls=[dropdown("reward", "Reward", FORMAT_REWARDS, "gated"),
+                  dropdown("n", "Readable demonstrations per prompt", FORMAT_DEMOS, 64)],
+        outputs=dict(base=("reward",), sft=("reward", "n"), fmt_base=(), fmt_sft=("n",), end_base=("reward",),
+                     end_sft=("reward", "n")),
+        compute=compute, figure=fig,
+        traces=[(0, "y", ["base"]), (1, "y", ["sft"])],
+        layout={"title.text": "Readable: base {fmt_base:.4f}, after SFT {fmt_sft:.3f}. After "
+                              f"{RL_STEPS} steps: " + "{end_base:.3f} from the base, {end_sft:.3f} after SFT"},
+        caption=f"Pretrained π_ref as the base model; a response is readable when it ends with "
+                f"{' '.join(map(str, format_gate.FORMAT_MARKER))}. RLOO with β = {RL_BETA} toward its start, "
+                f"mean of {len(RL_SEEDS)} seeds; expected rewards exact over all 625 responses per prompt.",
+    )
+
+
+# -- on-policy distillation ---------------------------------------------------------------------------------------
+DISTILL_BETAS = (0.3, 1.0)
+DISTILL_RESPONSES = 8
+DISTILL_PROMPT = 2
+DISTILL_REWARDS = {"sum_to_target": "sum to target", "first_token": "first token"}
+DISTILL_STYLE = {"on_policy": dict(color="#2ca02c", dash="solid", symbol="circle"),
+                 "sft": dict(color="#9467bd", dash="dash", symbol="square"),
+                 "rl": dict(color="#ff7f0e", dash="dot", symbol="x")}
+DISTILL_LABELS = {"on_policy": "on-policy distillation", "sft": "SFT on the teacher's outputs",
+                  "rl": "RL on the reward (RLOO)"}
+
+
+@cache
+def distill_responses(reward: str) -> np.ndarray:
+    """The responses the explorer offers: π_ref's samples for the prompt, seeded, shape (DISTILL_RESPONSES, L)."""
+    return reference_policy().sample(DISTILL_PROMPT, DISTILL_RESPONSES, rng=np.random.default_rng(1))
+
+
+def distillation_explorer() -> Explorer:
+    """Upper panel: for one response of π_ref, Figure 4.1's exact advantages and r − V(x) beside β times the
+    teacher's per-token log-ratio (reward units). Lower panels: training a student from π_ref by on-policy
+    distillation, SFT on the teacher's outputs, or RL on the sparse reward; exact task reward and KL to the teacher."""
+    from ..exact import sequence_advantage, token_advantages
+    from ..figures import EXACT, SEQUENCE
+
+    student = reference_policy()
+    L = student.length
+
+    def compute(state):
+        reward, beta = state["reward"], state["beta"]
+        y = tuple(int(a) for a in distill_responses(reward)[int(state["response"])])
+        T = distillation.teacher(beta, reward)
+        out = {"A": token_advantages(student, reward, DISTILL_PROMPT, y),
+               "seq": np.full(L, sequence_advantage(student, reward, DISTILL_PROMPT, y)),
+               "sig": beta * distillation.token_signal(student, T, DISTILL_PROMPT, y),
+               "teacher_r": [sft.success_rate(T, reward)],
+               "align": [distillation.signal_alignment(student, T, reward, DISTILL_PROMPT, beta)]}
+        for m in distillation.METHODS:
+            c = distillation.distill(m, beta, reward, steps=RL_STEPS, lr=RL_LR)
+            out[f"r_{m}"] = c.reward.mean(axis=0)
+            out[f"kl_{m}"] = c.kl.mean(axis=0)
+            out[f"end_kl_{m}"] = [out[f"kl_{m}"][-1]]
+        return out
+
+    fig = make_subplots(rows=3, cols=1, vertical_spacing=0.1, row_heights=[0.36, 0.32, 0.32],
+                        subplot_titles=("One response: credit per token",
+                                        "Student's task reward (exact)",
+                                        "Student's KL to the teacher"))
+    pos = [f"token {t + 1}" for t in range(L)]
+    fig.add_bar(x=pos, y=[0.0] * L, name="exact advantage A(s_t, y_t)", marker=dict(color=EXACT["color"]),
+                row=1, col=1)
+    fig.add_bar(x=pos, y=[0.0] * L, name="sequence-level r − V(x)", marker=dict(**SEQUENCE), row=1, col=1)
+    fig.add_bar(x=pos, y=[0.0] * L, name="β × teacher's log π_T/π_ref",
+                marker=dict(color="#2ca02c", pattern=dict(shape=".", fgcolor="#0b4d0b", solidity=0.3)), row=1, col=1)
+    steps = list(range(RL_STEPS + 1))
+    for row in (2, 3):
+        for m in distillation.METHODS:
+            st = DISTILL_STYLE[m]
+            fig.add_scatter(x=steps, y=steps, mode="lines+markers", name=DISTILL_LABELS[m], legendgroup=m,
+                            showlegend=row == 2, line=dict(color=st["color"], dash=st["dash"], width=2.5),
+                            marker=dict(symbol=st["symbol"], size=5, maxdisplayed=11),
+                            hovertemplate="step %{x}: %{y:.3f}<extra>" + DISTILL_LABELS[m] + "</extra>",
+                            row=row, col=1)
+    fig.update_yaxes(title_text="credit (reward units)", row=1, col=1)
+    fig.update_yaxes(title_text="E[r]", range=[0, 1.02], row=2, col=1)
+    fig.update_yaxes(title_text="KL (nats)", rangemode="tozero", row=3, col=1)
+    fig.update_xaxes(title_text="step (4 sampled responses per prompt, all five prompts)", row=3, col=1)
+    fig.update_layout(barmode="group")
+    figures.base_layout(fig, "", height=820)
+    fig.update_layout(legend=dict(y=-0.08), margin=dict(b=120))
+    methods = list(distillation.METHODS)
+    deps = ("reward", "beta")
+    outputs = {"A": ("reward", "response"), "seq": ("reward", "response"), "sig": ("reward", "beta", "response"),
+               "teacher_r": deps, "align": deps}
+    outputs.update({f"{k}_{m}": deps for k in ("r", "kl", "end_kl") for m in methods})
+    traces = [(0, "y", ["A"]), (1, "y", ["seq"]), (2, "y", ["sig"])]
+    traces += [(3 + i, "y", [f"r_{m}"]) for i, m in enumerate(methods)]
+    traces += [(3 + len(methods) + i, "y", [f"kl_{m}"]) for i, m in enumerate(methods)]
+    return Explorer(
+        title="On-policy distillation: the teacher's signal on every token",
+        controls=[dropdown("reward", "Reward", DISTILL_REWARDS, "sum_to_target"),
+                  dropdown("beta", "Teacher π_T ∝ π_ref·e^(r/β), β", DISTILL_BETAS, 0.3),
+                  slider("response", "Response of π_ref (sample)", list(range(DISTILL_RESPONSES)), 0,
+                         fmt="{:.0f}")],
+        outputs=outputs, compute=compute, figure=fig, traces=traces,
+        layout={"title.text": "Teacher succeeds with {teacher_r:.3f}; its signal follows the exact credit with "
+                              "correlation {align:.2f}; after " + str(RL_STEPS) + " steps the student is "
+                              "{end_kl_on_policy:.3f} nats from it on-policy, {end_kl_sft:.3f} by SFT"},
+        caption=f"Prompt {DISTILL_PROMPT}. Student: a tabular policy starting at π_ref; every method samples 4 "
+                f"responses per prompt and step (the teacher's for SFT, the student's otherwise), step size "
+                f"{RL_LR}, mean of 5 seeds. Exact credit and the teacher's signal are for π_ref, the student at "
+                "step 0.",
+    )
+
+
 EXPLORERS = {
     "compounding_errors": compounding_errors,
     "sft_then_rl": sft_then_rl,
     "waiting_for_signal": waiting_for_signal,
+    "format_gated": format_gated,
+    "distillation": distillation_explorer,
 }
 """Section 4.4's explorers, for ``toy.explorers.ALL``."""

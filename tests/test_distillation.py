@@ -1,0 +1,92 @@
+"""On-policy distillation (toy.distillation) against brute force, and the claims section 4.4 makes."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import toy
+from tests import brute
+from toy import distillation as D
+
+X = 2
+
+
+def brute_teacher_next(prefix, beta, reward="sum_to_target"):
+    """π_T(a | s) = Σ_{completions of s·a} π_ref e^{r/β} / Σ_{completions of s} π_ref e^{r/β}, by listing them."""
+    pi, r = toy.reference_policy(), toy.REWARDS[reward]
+
+    def z(pre):
+        return sum(p * math.exp(r(X, y) / beta) for y, p in brute.completions(pi, X, pre))
+
+    zs = z(prefix)
+    return np.array([pi.next_token_probs(X, prefix)[a] * z(prefix + (a,)) / zs for a in range(5)])
+
+
+@pytest.mark.parametrize("response", [(1, 2, 3, 4), (2, 0, 0, 0), (4, 4, 1, 3)])
+def test_token_signal_against_brute_force(response):
+    pi = toy.reference_policy()
+    got = D.token_signal(pi, D.teacher(0.3), X, response)
+    want = [math.log(brute_teacher_next(response[:t], 0.3)[response[t]]) -
+            math.log(brute.next_probs("pretrained", 1.0, t, X if t == 0 else response[t - 1])[response[t]])
+            for t in range(4)]
+    np.testing.assert_allclose(got, want, atol=1e-10)
+    table = D.signal_table(pi, D.teacher(0.3), X)
+    np.testing.assert_allclose(table[response], got, atol=1e-12)
+
+
+def test_signal_tends_to_the_exact_advantage_over_beta():
+    """β·(log π_T − log π_ref) → A(s_t, y_t) as β grows: the teacher's signal is a soft advantage."""
+    pi = toy.reference_policy()
+    A = toy.advantage_table(pi, "sum_to_target", X)
+    for beta, tol in ((10.0, 0.02), (100.0, 0.002)):
+        s = beta * D.signal_table(pi, D.teacher(beta), X)
+        assert np.abs(s - A).max() < tol
+    assert D.signal_alignment(pi, D.teacher(100.0), "sum_to_target", X, 100.0) > 0.999
+
+
+def test_signal_alignment_claims():
+    pi = toy.reference_policy()
+    a03 = D.signal_alignment(pi, D.teacher(0.3), "sum_to_target", X, 0.3)
+    a1 = D.signal_alignment(pi, D.teacher(1.0), "sum_to_target", X, 1.0)
+    assert 0.8 < a03 < a1 < 1.0
+
+
+def test_training_claims():
+    """4.4: on-policy distillation ends closer to the teacher than SFT, with similar reward; SFT drifts away from a
+    close teacher; RL passes the teacher's success rate and drifts from it."""
+    runs = {m: D.distill(m, 0.3, steps=40, lr=4.0) for m in D.METHODS}
+    kl = {m: runs[m].kl.mean(axis=0) for m in D.METHODS}
+    r = {m: runs[m].reward.mean(axis=0) for m in D.METHODS}
+    assert kl["on_policy"][-1] < kl["sft"][-1] < kl["on_policy"][0]
+    assert abs(r["on_policy"][-1] - r["sft"][-1]) < 0.1
+    teacher_r = toy.sft.success_rate(D.teacher(0.3), "sum_to_target")
+    assert r["rl"][-1] > teacher_r and kl["rl"][-1] > kl["rl"][0]
+    near = {m: D.distill(m, 1.0, steps=40, lr=4.0).kl.mean(axis=0) for m in ("on_policy", "sft")}
+    assert near["sft"][-1] > near["sft"][0] > near["on_policy"][-1]
+
+
+def test_all_methods_start_at_pi_ref_and_bad_input():
+    for m in D.METHODS:
+        c = D.distill(m, 0.3, steps=2, seeds=(0,))
+        assert c.reward[0, 0] == pytest.approx(toy.sft.success_rate(toy.reference_policy(), "sum_to_target"))
+    with pytest.raises(ValueError, match="unknown method"):
+        D.distill("dpo")
+    with pytest.raises(ValueError, match="teacher_beta must be a positive"):
+        D.distill("sft", teacher_beta=0.0)
+    with pytest.raises(ValueError, match="response must have 4 tokens"):
+        D.token_signal(toy.reference_policy(), D.teacher(0.3), X, (1, 2))
+
+
+def test_explorer_bars_are_the_exact_credit_and_the_scaled_signal():
+    from toy.explorers import pipeline
+
+    ex = pipeline.distillation_explorer()
+    for k in (0, 5):
+        fig = ex.figure_for(reward="first_token", beta=1.0, response=k)
+        y = tuple(int(a) for a in pipeline.distill_responses("first_token")[k])
+        pi = toy.reference_policy()
+        np.testing.assert_allclose(fig.data[0].y, toy.token_advantages(pi, "first_token", X, y))
+        np.testing.assert_allclose(fig.data[2].y, D.token_signal(pi, D.teacher(1.0, "first_token"), X, y))
+    assert list(itertools.chain(fig.data[0].x)) == ["token 1", "token 2", "token 3", "token 4"]

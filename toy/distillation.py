@@ -1,0 +1,151 @@
+"""On-policy distillation: the teacher's log-probabilities as a dense, per-token signal, against SFT on the
+teacher's outputs.
+
+The teacher is a better policy for the task: here the KL-regularised optimum π_T = π* ∝ π_ref·e^{r/β}
+(``toy.kl.kl_regularised_optimum``), written autoregressively. Its per-token log-ratio to π_ref is
+
+    log π_T(a | s) − log π_ref(a | s) = log Z(s·a) − log Z(s),    Z(s) = E_{π_ref}[e^{r/β} | s],
+
+a "soft" advantage: as β grows it tends to A_ref(s, a)/β, so β times the teacher's signal sits where Figure 4.1's
+exact credit sits, token by token, with no sampling of the outcome at all.
+
+Three ways to move a student π_S (a tabular policy starting at π_ref) toward the task, all from sampled responses:
+
+* ``on_policy``: the student samples y; token t gets the coefficient log π_T(y_t | s_t) − log π_S(y_t | s_t)
+  (reverse KL per token, discount 0, as on-policy distillation uses it): a dense signal on the student's own states.
+* ``sft``: the teacher samples y; every token gets coefficient 1 (maximum likelihood on the teacher's outputs,
+  on the teacher's states).
+* ``rl``: the student samples y and RLOO gives every token of response i the same advantage (one sparse reward).
+
+After every step the student's task reward and its KL to the teacher, KL(π_S ‖ π_T), are computed exactly.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import NamedTuple
+
+import numpy as np
+
+from . import checks, estimators
+from .exact import advantage_table
+from .kl import kl_regularised_optimum
+from .policy import PROMPTS, Policy, check_prompt, reference_policy
+from .rewards import REWARDS, reward_table
+from .train import (
+    _log_softmax,
+    exact_metrics,
+    response_log_probs,
+    sample_ids,
+    sampled_token_log_probs,
+    tabular_logits,
+    token_gradient,
+)
+
+METHODS = {
+    "on_policy": "on-policy distillation: the student samples, the teacher scores every token",
+    "sft": "SFT on the teacher's outputs: the teacher samples, maximum likelihood",
+    "rl": "RL on the sparse reward (RLOO): one advantage per response",
+}
+
+
+@cache
+def teacher(beta: float = 0.3, reward="sum_to_target") -> Policy:
+    """The teacher π_T ∝ π_ref·e^{r/β}, as an autoregressive (tabular) policy."""
+    beta = checks.positive_finite("beta", beta)
+    return kl_regularised_optimum(reference_policy(), reward, beta)
+
+
+def token_signal(student: Policy, teacher_: Policy, prompt, response) -> np.ndarray:
+    """log π_T(y_t | s_t) − log π_S(y_t | s_t) for each token of ``response``: shape (L,)."""
+    prompt = check_prompt(prompt)
+    response = checks.tokens("response", response, student.n_actions)
+    if len(response) != student.length:
+        raise ValueError(f"response must have {student.length} tokens, got {len(response)}")
+    out = np.empty(len(response))
+    for t, a in enumerate(response):
+        out[t] = (np.log(teacher_.next_token_probs(prompt, response[:t])[a])
+                  - np.log(student.next_token_probs(prompt, response[:t])[a]))
+    return out
+
+
+def signal_table(student: Policy, teacher_: Policy, prompt) -> np.ndarray:
+    """``token_signal`` for every response at once: shape (K,)*L + (L,)."""
+    prompt = check_prompt(prompt)
+    L, K = student.length, student.n_actions
+    out = np.zeros((K,) * L + (L,))
+    for t in range(L):
+        d = np.log(teacher_.prefix_probs(prompt, t)) - np.log(student.prefix_probs(prompt, t))  # (K,)*(t+1)
+        out[..., t] = d.reshape(d.shape + (1,) * (L - 1 - t))
+    return out
+
+
+def signal_alignment(student: Policy, teacher_: Policy, reward, prompt, beta: float) -> float:
+    """Correlation, over tokens weighted by π_S, between β·(teacher's signal) and the exact advantage A(s_t, y_t)
+    under π_S: how closely the dense teacher signal follows the exact credit."""
+    beta = checks.positive_finite("beta", beta)
+    P = student.response_probs(check_prompt(prompt))
+    s = beta * signal_table(student, teacher_, prompt)
+    A = advantage_table(student, reward, prompt)
+    w = np.broadcast_to(P[..., None], s.shape).ravel()
+    s, A = s.ravel(), A.ravel()
+    ms, ma = w @ s / w.sum(), w @ A / w.sum()
+    cov = w @ ((s - ms) * (A - ma))
+    return float(cov / np.sqrt((w @ (s - ms) ** 2) * (w @ (A - ma) ** 2)))
+
+
+class DistillCurves(NamedTuple):
+    """Exact curves, shape (len(seeds), steps + 1): the student's task reward and KL(π_S ‖ π_T), mean over prompts."""
+
+    reward: np.ndarray
+    kl: np.ndarray
+
+
+def distill(method: str, teacher_beta: float = 0.3, reward="sum_to_target", steps: int = 40, group_size: int = 4,
+            seeds=(0, 1, 2, 3, 4), lr: float = 1.0) -> DistillCurves:
+    """Train a tabular student from π_ref with ``method`` (see ``METHODS``), ``group_size`` sampled responses per
+    prompt and step, all five prompts; the teacher is ``teacher(teacher_beta, reward)``."""
+    checks.choose("method", method, METHODS)
+    checks.choose("reward", reward, REWARDS)
+    steps = checks.positive_int("steps", steps, low=1, high=2000)
+    n = checks.positive_int("group_size", group_size, low=2, high=256)
+    seeds = tuple(checks.positive_int("seed", s, low=0) for s in np.atleast_1d(seeds))
+    if not seeds:
+        raise ValueError("seeds must hold at least one seed")
+    lr = checks.positive_finite("lr", lr)
+    return _distill(method, checks.positive_finite("teacher_beta", teacher_beta), reward, steps, n, seeds, lr)
+
+
+@cache
+def _distill(method, teacher_beta, reward, steps, n, seeds, lr) -> DistillCurves:
+    ref, T = reference_policy(), teacher(teacher_beta, reward)
+    prompts, K, L = PROMPTS, ref.n_actions, ref.length
+    P, B = len(prompts), len(seeds)
+    R = np.stack([reward_table(reward, x, L, K).ravel() for x in prompts])  # (P, K^L)
+    t_token = tabular_logits(T, prompts)  # log π_T per depth, (P, K^t, K)
+    log_t = response_log_probs(t_token)
+    t_b = [np.broadcast_to(lp, (B,) + lp.shape) for lp in t_token]
+    log_t_b = np.broadcast_to(log_t, (B,) + log_t.shape)
+    z = [np.broadcast_to(t, (B,) + t.shape).copy() for t in tabular_logits(ref, prompts)]
+    rngs = [np.random.default_rng(s) for s in seeds]
+    reward_curve, kl_curve = np.empty((B, steps + 1)), np.empty((B, steps + 1))
+    for step in range(steps + 1):
+        log_probs = [_log_softmax(t) for t in z]
+        log_p = response_log_probs(log_probs)  # (B, P, K^L)
+        reward_curve[:, step], kl_curve[:, step] = exact_metrics(log_p, log_t, R)
+        if step == steps:
+            break
+        u = np.stack([rng.random((P, n)) for rng in rngs])  # (B, P, n)
+        if method == "sft":
+            ids = sample_ids(log_t_b, u)
+            coef = np.ones(ids.shape + (L,))
+        else:
+            ids = sample_ids(log_p, u)
+            if method == "on_policy":
+                coef = sampled_token_log_probs(t_b, ids, K) - sampled_token_log_probs(log_probs, ids, K)
+            else:
+                r = np.take_along_axis(np.broadcast_to(R, (B, P, R.shape[1])), ids, axis=-1)
+                coef = np.repeat(estimators.advantages("rloo", r)[..., None], L, axis=-1)
+        grads = token_gradient([np.exp(lp) for lp in log_probs], ids, coef / n, K)
+        z = [zt + lr * g for zt, g in zip(z, grads, strict=True)]
+    return DistillCurves(reward_curve, kl_curve)

@@ -1,0 +1,94 @@
+"""γ and λ inside the advantage estimator: the exact bias and variance of GAE(γ, λ) advantages.
+
+Section 4.3's discount experiment puts γ into the objective. Classically γ has a second role (Schulman et al.'s
+GAE): inside the advantage estimator, as a variance knob. With per-token rewards r_t (here only the last is non-zero)
+and a critic V̂ (V̂ after the last token is 0),
+
+    δ_t = r_t + γ V̂(s_{t+1}) − V̂(s_t),        Â_t = Σ_{l ≥ 0} (γλ)^l δ_{t+l}.
+
+The target is the objective's own advantage, undiscounted: A(s_t, y_t) = V(s_{t+1}) − V(s_t) with γ = 1. For every
+position t and every prefix y_{≤t} (state and token), the completions after token t decide Â_t, so exactly
+
+    bias_t(y_{≤t}) = E[Â_t | y_{≤t}] − A(s_t, y_t),        var_t(y_{≤t}) = Var[Â_t | y_{≤t}],
+
+by enumerating every response. Both are averaged over positions and over y_{≤t} ~ π. Discounting later TD errors
+by γ shrinks the variance they bring (as λ does) and, unless V̂ is exact and γ = 1, adds bias.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from . import checks
+from .exact import advantage_table, values
+from .gae import gae
+from .policy import Policy, check_prompt
+from .rewards import reward_table
+
+
+class AdvantageError(NamedTuple):
+    """Bias² and variance of Â_t against A(s_t, y_t), per position t (shape (L,)) and averaged over positions."""
+
+    bias_sq: np.ndarray
+    variance: np.ndarray
+
+    @property
+    def mean_bias_sq(self) -> float:
+        return float(self.bias_sq.mean())
+
+    @property
+    def mean_variance(self) -> float:
+        return float(self.variance.mean())
+
+    @property
+    def mse(self) -> float:
+        """E[(Â_t − A_t)²] averaged over positions: bias² + variance."""
+        return self.mean_bias_sq + self.mean_variance
+
+
+def gae_advantage_table(value_tables: list[np.ndarray], reward_tab: np.ndarray, gamma: float, lam: float) -> np.ndarray:
+    """GAE(γ, λ) for every response at once, terminal reward only: ``value_tables[t]`` holds V̂ at every prefix of
+    depth t (shape (K,)*t, t = 0..L−1), ``reward_tab`` r(x, y) (shape (K,)*L). Returns (K,)*L + (L,)."""
+    reward_tab = np.asarray(reward_tab, dtype=float)
+    L = reward_tab.ndim
+    if len(value_tables) != L:
+        raise ValueError(f"need one value table per depth 0..{L - 1}, got {len(value_tables)}")
+    shape = reward_tab.shape
+    v = np.stack([np.broadcast_to(np.asarray(vt, dtype=float).reshape(np.shape(vt) + (1,) * (L - t)), shape)
+                  for t, vt in enumerate(value_tables)], axis=-1)
+    r = np.zeros(shape + (L,))
+    r[..., L - 1] = reward_tab
+    return gae(r, v, lam, gamma)
+
+
+def advantage_error(policy: Policy, reward, prompt, value_tables: list[np.ndarray], gamma: float,
+                    lam: float) -> AdvantageError:
+    """Exact bias² and variance of GAE(γ, λ) advantages from critic values ``value_tables`` (L arrays of shape
+    (K,)*t), against the undiscounted exact A(s_t, y_t), weighted by π over the prefixes y_{≤t}."""
+    prompt = check_prompt(prompt)
+    gamma = checks.in_range("gamma", gamma, 0.0, 1.0)
+    lam = checks.in_range("lam", lam, 0.0, 1.0)
+    L, K = policy.length, policy.n_actions
+    if len(value_tables) != L or any(np.shape(v) != (K,) * t for t, v in enumerate(value_tables)):
+        raise ValueError(f"value_tables must be {L} arrays of shapes (), ({K},), ({K}, {K}), ... (one per depth)")
+    P = policy.response_probs(prompt)
+    A_hat = gae_advantage_table(value_tables, reward_table(reward, prompt, L, K), gamma, lam)
+    A = advantage_table(policy, reward, prompt)
+    bias_sq, variance = np.zeros(L), np.zeros(L)
+    for t in range(L):
+        later = tuple(range(t + 1, L))  # the completion after token t
+        p_prefix = P.sum(axis=later)  # P(y_{≤t}), shape (K,)*(t+1)
+        safe = np.where(p_prefix > 0, p_prefix, 1.0)
+        mean = (P * A_hat[..., t]).sum(axis=later) / safe
+        second = (P * A_hat[..., t] ** 2).sum(axis=later) / safe
+        target = A[..., t][(Ellipsis,) + (0,) * len(later)] if later else A[..., t]  # A_t depends on y_{≤t} only
+        bias_sq[t] = float((p_prefix * (mean - target) ** 2).sum())
+        variance[t] = float((p_prefix * np.maximum(second - mean**2, 0.0)).sum())
+    return AdvantageError(bias_sq, variance)
+
+
+def exact_critic(policy: Policy, reward, prompt) -> list[np.ndarray]:
+    """The exact V at depths 0..L−1: the value tables of a perfect critic."""
+    return values(policy, reward, check_prompt(prompt))[:-1]
