@@ -54,6 +54,8 @@ def completions(policy, prompt, prefix):
         y = tuple(prefix) + rest
         p = 1.0
         for t in range(len(prefix), L):
+            if p == 0.0:  # e.g. a digit written after EOS: no state to ask the policy about
+                break
             p *= float(policy.next_token_probs(prompt, y[:t])[y[t]])
         yield y, p
 
