@@ -22,7 +22,7 @@ class DiscountedReward:
 
     def __init__(self, reward, gamma: float, length: int):
         self.reward = get_reward(reward)
-        self.gamma = checks.in_range("gamma", gamma, 0.0, 1.0)
+        self.gamma = checks.discount("gamma", gamma)
         self.length = checks.positive_int("length", length, low=1)
         self.__name__ = f"{reward_name(reward)} discounted by {self.gamma:g}"
 
@@ -43,7 +43,8 @@ class DiscountedReward:
 
 def discounted_optimum(reference: Policy, reward, gamma: float, beta: float) -> TabularPolicy:
     """π*(y|x) ∝ π_ref(y|x)·exp(γ^(T−1) r(x, y)/β): the best policy for the discounted objective with a KL penalty."""
-    if not isinstance(reference, Policy) or not reference.eos:
+    checks.policy("reference", reference)
+    if not reference.eos:
         raise ValueError("the discount experiment needs a reference policy with eos=True "
                          "(for example toy.reference_policy(eos=True)), so that episodes can end early")
     return kl_regularised_optimum(reference, DiscountedReward(reward, gamma, reference.length), beta)
@@ -51,5 +52,6 @@ def discounted_optimum(reference: Policy, reward, gamma: float, beta: float) -> 
 
 def mean_length(policy: Policy, prompt) -> float:
     """E[number of digit tokens] under π(· | x)."""
+    checks.policy("policy", policy)
     dist = policy.length_distribution(prompt)
     return float(np.arange(len(dist)) @ dist)
