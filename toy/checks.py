@@ -298,9 +298,18 @@ def enumeration(what: str, size: int, limit: int = MAX_ENUMERATION, smaller: str
     """Refuse, at once, to enumerate ``size`` items when that is beyond ``limit``: the ValueError gives both and
     suggests a smaller setting."""
     if size > limit:
-        raise ValueError(f"{what} would enumerate {size:,} items, beyond the limit of {limit:,}; "
+        raise ValueError(f"{what} would enumerate {count(size)} items, beyond the limit of {limit:,}; "
                          f"use {smaller}")
     return size
+
+
+def count(size: int) -> str:
+    """A count for a message: with thousands separators, or as a power of ten when it is huge."""
+    size = int(size)
+    if size < 10**15:
+        return f"{size:,}"
+    digits = str(size)
+    return f"about {digits[0]}.{digits[1:3]}e{len(digits) - 1}"
 
 
 def responses_of(policy_, what: str = "enumerating every response") -> int:
