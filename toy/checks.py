@@ -294,6 +294,19 @@ def prefix(name: str, value, length: int, eos: bool, strict: bool = False) -> tu
     return toks
 
 
+def eos_rows(name: str, arr: np.ndarray, eos: bool) -> np.ndarray:
+    """Rows of token ids (n, t) that keep the EOS rule: after an EOS only EOS (nothing to check without EOS)."""
+    from .policy import EOS
+
+    if eos and arr.size:
+        after = np.maximum.accumulate(arr == EOS, axis=-1) & (arr != EOS)
+        if after.any():
+            row = arr[np.nonzero(after)[0][0]]
+            raise ValueError(f"{name} has a row {show(row)} with a digit after EOS ({EOS}); after EOS only EOS "
+                             "may follow")
+    return arr
+
+
 def enumeration(what: str, size: int, limit: int = MAX_ENUMERATION, smaller: str = "a smaller setting") -> int:
     """Refuse, at once, to enumerate ``size`` items when that is beyond ``limit``: the ValueError gives both and
     suggests a smaller setting."""
