@@ -141,7 +141,8 @@ def array(name: str, value, ndim: int | None = None, shape: tuple | None = None,
         raise ValueError(f"{name} must be an array with {ndim} dimension(s), got shape {a.shape}: {show(value)}")
     if a.ndim < min_ndim:
         raise ValueError(f"{name} must have at least {min_ndim} dimension(s), got shape {a.shape}")
-    if shape is not None and (a.ndim != len(shape) or any(w is not None and w != s for w, s in zip(shape, a.shape))):
+    if shape is not None and (a.ndim != len(shape)
+                              or any(w is not None and w != s for w, s in zip(shape, a.shape, strict=True))):
         want = "(" + ", ".join("n" if w is None else str(w) for w in shape) + ("," if len(shape) == 1 else "") + ")"
         raise ValueError(f"{name} must have shape {want}, got {a.shape}")
     if not allow_empty and a.size == 0:

@@ -22,7 +22,6 @@ from . import checks
 from .policy import softmax
 from .trust_region import clipped_gradient_mask
 
-
 MAX_STEPS = 1_000_000
 """Most gradient steps (and sampled tokens) one call may take."""
 MAX_BUDGET = 1_000.0

@@ -28,7 +28,6 @@ from .montecarlo import mc_value
 from .policy import Policy, check_prompt
 from .rewards import reward_table
 
-
 MAX_VINE_PREFIXES = 20_000
 """Most prefixes ``vine_table`` estimates one by one (length 6 has 3,906 prefixes of the five digits)."""
 

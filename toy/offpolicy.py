@@ -21,7 +21,6 @@ from . import checks, estimators
 from .policy import Policy, TabularPolicy, check_prompt
 from .rewards import reward_table
 
-
 MAX_STEPS = 10_000
 """Most gradient steps ``policy_path`` takes (it keeps every policy on the path)."""
 

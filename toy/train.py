@@ -28,7 +28,7 @@ import numpy as np
 from . import checks, estimators, ppo
 from .exact import value
 from .kl import kl_regularised_optimum, sequence_kl
-from .policy import PROMPTS, Policy, TabularPolicy, check_prompt, reference_policy
+from .policy import PROMPTS, Policy, TabularPolicy, reference_policy
 from .rewards import reward_table
 from .trust_region import clipped_gradient_mask
 
