@@ -24,9 +24,13 @@ from html import escape
 
 import numpy as np
 
-from ..policy import PRESETS
+from .. import checks
+from ..policy import MAX_LENGTH, PRESETS
 
 CHECK_KEY = "toy_check"
+
+KINDS = ("number", "array")
+"""What an exercise's answer is: one number, or an array compared entry by entry."""
 
 
 @dataclass
@@ -55,6 +59,12 @@ EXERCISES: dict[str, Exercise] = {}
 def register(name: str, title: str, cases: Callable, reference: Callable, kind: str = "number",
              tolerance: float = 1e-9) -> Exercise:
     """Add an exercise: ``cases(rng) -> list[Case]`` draws its hidden inputs, ``reference(*args)`` answers them."""
+    name, title = checks.text("name", name), checks.text("title", title)
+    for arg, fn in (("cases", cases), ("reference", reference)):
+        if not callable(fn):
+            raise checks.fail(arg, "a function", fn)
+    checks.choose("exercise kind", kind, {k: k for k in KINDS})
+    tolerance = checks.positive_finite("tolerance", tolerance)
     EXERCISES[name] = Exercise(name, title, cases, reference, kind, tolerance)
     return EXERCISES[name]
 
@@ -146,7 +156,13 @@ def _compare(ex: Exercise, got, want) -> str | None:
 
 
 def check(name: str, fn: Callable, n_cases: int | None = None, time_limit: float = 10.0) -> CheckResult:
-    """Run ``fn`` on the hidden cases of exercise ``name`` and compare with the reference. Never raises."""
+    """Run ``fn`` on the hidden cases of exercise ``name`` and compare with the reference.
+
+    Never raises for the exercise or the function checked (problems are reported in the result); ``n_cases`` and
+    ``time_limit`` are checked as usual (ValueError)."""
+    if n_cases is not None:
+        n_cases = checks.positive_int("n_cases", n_cases, low=1)
+    time_limit = checks.positive_finite("time_limit", time_limit)
     if name not in EXERCISES:
         return CheckResult(name, "error", f"there is no exercise {name!r}; known: {', '.join(EXERCISES)}")
     ex = EXERCISES[name]
@@ -179,6 +195,10 @@ def check(name: str, fn: Callable, n_cases: int | None = None, time_limit: float
 
 def random_setting(rng: np.random.Generator, length: int | None = None) -> tuple[str, float, int]:
     """A random (preset, temperature on 0.1..10, length 1..4) for drawing hidden cases."""
+    if not isinstance(rng, np.random.Generator):
+        raise checks.fail("rng", "a numpy Generator", rng)
+    if length is not None:
+        length = checks.positive_int("length", length, low=1, high=MAX_LENGTH)
     preset = str(rng.choice(sorted(PRESETS)))
     temperature = float(np.round(10 ** rng.uniform(-1, 1), 3))
     length = int(rng.integers(1, 5)) if length is None else length
