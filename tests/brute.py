@@ -89,3 +89,25 @@ def finite_difference_gradient(tabular, reward, prompt, h=1e-6):
                       - toy.value(toy.TabularPolicy(dn), reward, prompt)) / (2 * h)
         grads.append(g)
     return grads
+
+
+def reference_response_probs(preset, temperature, length, prompt, eos=False):
+    """π_ref(y | x) for every padded response, as a dict, from the preset's formula (``next_probs``)."""
+    k = 6 if eos else 5
+    out = {}
+    for y in itertools.product(range(k), repeat=length):
+        p, prev = 1.0, prompt
+        for t, tok in enumerate(y):
+            p *= next_probs(preset, temperature, t, prev, eos)[tok]
+            prev = tok
+        out[y] = p
+    return out
+
+
+def best_restricted(preset, temperature, length, prompt, reward, eos=False):
+    """The β → 0 limit of π* ∝ π_ref·exp(r/β): π_ref restricted to the responses of the highest reward."""
+    ref = reference_response_probs(preset, temperature, length, prompt, eos)
+    r = {y: reward(prompt, strip(y)) for y, p in ref.items() if p > 0}
+    best = max(r.values())
+    mass = sum(p for y, p in ref.items() if y in r and r[y] == best)
+    return {y: (p / mass if y in r and r[y] == best else 0.0) for y, p in ref.items()}
