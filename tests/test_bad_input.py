@@ -633,7 +633,7 @@ def _run(fn, kwargs, timeout=TIME_LIMIT):
 def _bad_calls():
     for key, case in CASES.items():
         for arg, values in case.bad.items():
-            for i, value in enumerate(values):
+            for i in range(len(values)):
                 yield pytest.param(key, arg, i, id=f"{key}-{arg}-{i}")
 
 
