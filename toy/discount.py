@@ -23,7 +23,7 @@ class DiscountedReward:
     def __init__(self, reward, gamma: float, length: int):
         self.reward = get_reward(reward)
         self.gamma = checks.discount("gamma", gamma)
-        self.length = checks.positive_int("length", length, low=1)
+        self.length = checks.positive_int("length", length, low=1, high=10**6)
         self.__name__ = f"{reward_name(reward)} discounted by {self.gamma:g}"
 
     def steps(self, response) -> int:

@@ -70,7 +70,7 @@ def feature_columns(features: str, length: int, n_actions: int) -> tuple[np.ndar
     """The one-hot features φ(y) of every response, as the columns that are 1: an int array (K^L, q) with rows in
     C order over the (K,)*L response grid, and the number of features d. (φ has exactly q ones per row.)"""
     checks.choose("reward-model features", features, PROXY_FEATURES)
-    L = checks.positive_int("length", length, low=1)
+    L = checks.positive_int("length", length, low=1, high=64)
     K = checks.positive_int("n_actions", n_actions, low=VOCAB_SIZE, high=VOCAB_SIZE + 1)
     n = checks.enumeration(f"reward-model features over every response of length {L}", K**L * (L + 1),
                            smaller="a shorter response length") // (L + 1)

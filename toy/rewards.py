@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from . import checks
-from .policy import VOCAB_SIZE, _strip_eos, check_prompt
+from .policy import MAX_LENGTH, VOCAB_SIZE, _strip_eos, check_prompt
 
 Reward = Callable[[int, tuple], float]
 
@@ -108,7 +108,7 @@ def reward_table(reward, prompt, length: int, n_actions: int = VOCAB_SIZE) -> np
     """
     fn = get_reward(reward)
     prompt = check_prompt(prompt)
-    length = checks.positive_int("length", length, low=1)
+    length = checks.positive_int("length", length, low=1, high=MAX_LENGTH)
     n_actions = checks.positive_int("n_actions", n_actions, low=VOCAB_SIZE, high=VOCAB_SIZE + 1)
     checks.enumeration(f"a reward table of length {length} with {n_actions} tokens", n_actions**length,
                        smaller="a shorter response length (or eos=False)")

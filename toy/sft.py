@@ -136,7 +136,7 @@ def _check_demos(demos, length: int, n_actions: int) -> dict[int, np.ndarray]:
 
 def demonstration_success(demos: dict, reward, length: int, n_actions: int) -> float:
     """Fraction of the demonstrations that are correct, averaged over prompts."""
-    length = checks.positive_int("length", length, low=1)
+    length = checks.positive_int("length", length, low=1, high=64)
     n_actions = checks.positive_int("n_actions", n_actions, low=VOCAB_SIZE, high=VOCAB_SIZE + 1)
     rates = []
     for x, ys in _check_demos(demos, length, n_actions).items():
