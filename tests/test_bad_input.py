@@ -69,6 +69,7 @@ HUGE = [10**12, 10**30]  # must be refused at once, not attempted
 PROMPT = [7, -1, 2.5, "2", None, True]
 PROMPTS = [(7,), (), "12", None, 3, (1, 1)]
 POLICY = ["pi", None, 3, toy.REWARDS]
+OPTIONAL_POLICY = ["pi", 3, toy.REWARDS]  # where None means the default
 REWARD = ["no_such_reward", 3, None]
 METHOD = ["no_such_method", None, 3]
 RNG = [-1, 2.5, "seed", True]
@@ -308,7 +309,7 @@ CASES: dict[str, Case] = {
                                         dict(n=COUNT[1:] + [10**6], m=COUNT + [10**6])),
     "toy.estimators.gradient_moments": Case(
         estimators.gradient_moments, dict(method="grpo", policy=PI, reward="count_target", prompt=2, n=4, eps=1e-4),
-        dict(method=METHOD, policy=POLICY + [LONG_EOS], reward=REWARD + [lambda x, y: float(sum(y) * 7 + y[0])],
+        dict(method=METHOD, policy=POLICY + [LONG_EOS], reward=REWARD,
              prompt=PROMPT, n=COUNT + [1, 257] + HUGE, eps=POSITIVE)),
     "toy.estimators.expected_gradient": Case(
         estimators.expected_gradient, dict(method="rloo", policy=PI, reward="sum_to_target", prompt=2, n=4),
@@ -326,8 +327,7 @@ CASES: dict[str, Case] = {
         critic.Critic, dict(length=2, features="tabular", n_actions=6, l2=0.0, init=0.5),
         dict(length=COUNT + [13], features=["nope", None], n_actions=COUNT + [4, 7], l2=NON_NEGATIVE,
              init=UNIT[2:] + [1e9])),
-    "toy.critic.Critic (size)": Case(critic.Critic, dict(length=2, features="tabular", n_actions=6),
-                                     dict(length=[12]), names=dict(length="length")),
+    "toy.critic.Critic (size)": Case(critic.Critic, dict(length=12, features="tabular", n_actions=6), dict()),
     "toy.critic.Critic.cells": Case(
         method(critic.Critic(2, n_actions=6), "cells"), dict(prompts=2, prefixes=[(), (1,)]),
         dict(prompts=PROMPT + [(1, 2, 3)], prefixes=["ab", None, 3, [(9,)], [(1, 2)], [(1.5,)]])),
@@ -343,11 +343,11 @@ CASES: dict[str, Case] = {
     "toy.critic.Critic.fit": Case(
         method(critic.Critic(2), "fit"), dict(prompts=2, prefixes=[(), (1,)], targets=[0.0, 1.0], steps=3, lr=0.5),
         dict(prompts=PROMPT, prefixes=["ab", None, [(9,), ()]], targets=array_bad([0.0, 1.0], [(3,)]),
-             steps=COUNT[1:] + [10**9], lr=POSITIVE)),
+             steps=[-3, 2.5, "3", True, 10**9], lr=POSITIVE)),
     "toy.critic.Critic.fit_returns": Case(
         method(critic.Critic(2), "fit_returns"), dict(prompts=2, responses=np.array([[1, 2]]), returns=[1.0]),
         dict(prompts=PROMPT, responses=["ab", None, np.array([[1, 9]])], returns=array_bad([1.0], [(2,)]),
-             steps=COUNT[1:], lr=POSITIVE)),
+             steps=[-3, 2.5, "3", True], lr=POSITIVE)),
     "toy.critic.Critic.fit_population": Case(
         method(critic.Critic(2), "fit_population"), dict(policy=PI, reward="sum_to_target", prompts=(2,)),
         dict(policy=POLICY + [PI3], reward=REWARD, prompts=PROMPTS)),
@@ -447,7 +447,7 @@ CASES: dict[str, Case] = {
         reward_models.fit_bradley_terry,
         dict(columns=np.arange(10_000)[:, None], n_features=10_000,
              data=reward_models.Comparisons(np.arange(5_000), np.arange(5_000, 10_000), np.ones(5_000, bool))),
-        dict(), names={}),
+        dict()),
     "toy.reward_models.ProxyReward": Case(
         reward_models.ProxyReward, dict(policy=PI, reward="sum_to_target", prompt=2, n_comparisons=10,
                                         features="additive", sharpness=2.0, l2=1.0, seed=0),
@@ -480,7 +480,7 @@ CASES: dict[str, Case] = {
                                  dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompts=PROMPTS)),
     "toy.sft.demonstration_success": Case(
         sft.demonstration_success, dict(demos=DEMOS, reward="sum_to_target", length=2, n_actions=5),
-        dict(demos=["ab", None, {}, {2: np.array([[1, 9]])}], reward=REWARD, length=COUNT + [3],
+        dict(demos=["ab", None, {}, {2: np.array([[1, 9]])}], reward=REWARD, length=COUNT + [65],
              n_actions=COUNT + [7])),
     # -- train, ppo --------------------------------------------------------------------------------------------
     "toy.train.train": Case(
@@ -488,7 +488,7 @@ CASES: dict[str, Case] = {
                           reward="sum_to_target", reference=PI, start=TAB, prompts=(2,)),
         dict(method=METHOD, steps=COUNT + [10**6], group_size=COUNT + [1, 257], betas=["x", None, (NAN,), (-1.0,)],
              seeds=["x", None, (-1,), (2.5,)], lr=POSITIVE, reward=REWARD, reference=POLICY + [LONG_EOS],
-             start=POLICY + [PI3], prompts=PROMPTS, epochs=COUNT + [21], clip=UNIT),
+             start=OPTIONAL_POLICY + [PI3], prompts=PROMPTS, epochs=COUNT + [21], clip=UNIT),
         names=dict(betas="beta", seeds="seed")),
     "toy.train.train (ppo)": Case(
         train.train, dict(method="vineppo", steps=1, group_size=2, seeds=(0,), reference=PI, prompts=(2,)),
@@ -496,12 +496,13 @@ CASES: dict[str, Case] = {
     "toy.train.Curves.band": Case(method(CURVES, "band"), dict(name="kl", beta_index=0),
                                   dict(name=["nope", None], beta_index=COUNT[1:] + [1])),
     "toy.train.Curves.policy": Case(method(CURVES, "policy"), dict(beta_index=0, seed_index=0, base=PI),
-                                    dict(beta_index=COUNT[1:] + [1], seed_index=COUNT[1:] + [1], base=POLICY + [PI3])),
+                                    dict(beta_index=COUNT[1:] + [1], seed_index=COUNT[1:] + [1],
+                                         base=OPTIONAL_POLICY + [PI3])),
     "toy.train.tabular_logits": Case(train.tabular_logits, dict(policy=PI, prompts=(2,)),
                                      dict(policy=POLICY + [LONG_EOS], prompts=PROMPTS)),
     "toy.train.to_policy": Case(train.to_policy, dict(logits=LOG_PROBS, prompts=(2,), base=PI),
                                 dict(logits=["ab", None, [], LOG_PROBS[:1], [np.full((1, 1, 5), NAN), LOG_PROBS[1]]],
-                                     prompts=PROMPTS, base=POLICY + [PI3])),
+                                     prompts=PROMPTS, base=OPTIONAL_POLICY + [PI3])),
     "toy.train.response_log_probs": Case(train.response_log_probs, dict(log_probs=LOG_PROBS_B),
                                          dict(log_probs=["ab", None, [], [np.full((1, 1, 1, 5), NAN)]])),
     "toy.train.exact_metrics": Case(
@@ -514,14 +515,16 @@ CASES: dict[str, Case] = {
     "toy.train.token_gradient": Case(
         train.token_gradient, dict(probs=[np.exp(lp) for lp in LOG_PROBS_B], ids=IDS, coef=np.ones((1, 1, 3, 2)),
                                    K=5),
-        dict(probs=["ab", None, [np.ones((1, 1, 1, 5))]], ids=["ab", None, IDS + 100, IDS[0], IDS * 0.5],
+        dict(probs=["ab", None, [np.full((1, 1, 1, 5), NAN), np.ones((1, 1, 5, 5))]],
+             ids=["ab", None, IDS + 100, IDS[0], IDS * 0.5],
              coef=array_bad(np.ones((1, 1, 3, 2)), [(1, 1, 3)]), K=COUNT)),
     "toy.train.sampled_token_log_probs": Case(
         train.sampled_token_log_probs, dict(log_probs=LOG_PROBS_B, ids=IDS, K=5),
-        dict(log_probs=["ab", None, [np.ones((1, 1, 1, 5))]], ids=["ab", None, IDS + 100, IDS[0]], K=COUNT)),
+        dict(log_probs=["ab", None, [np.full((1, 1, 1, 5), INF), np.ones((1, 1, 5, 5))]],
+             ids=["ab", None, IDS + 100, IDS[0]], K=COUNT)),
     "toy.train.optimum_metrics": Case(
         train.optimum_metrics, dict(beta=0.0, reward="sum_to_target", reference=PI, prompts=(2,)),
-        dict(beta=UNIT[2:] + [-0.1, 101.0], reward=REWARD, reference=POLICY + [LONG_EOS], prompts=PROMPTS)),
+        dict(beta=UNIT[2:] + [-0.1, 101.0], reward=REWARD, reference=OPTIONAL_POLICY + [LONG_EOS], prompts=PROMPTS)),
     "toy.ppo.TokenAdvantages": Case(
         ppo.TokenAdvantages, dict(method="ppo", prompts=(2,), runs=1, length=2, n_actions=5),
         dict(method=["nope", None], prompts=PROMPTS, runs=COUNT, length=COUNT + [13], n_actions=COUNT + [7],
@@ -546,13 +549,14 @@ CASES: dict[str, Case] = {
         dict(distributions=["ab", None, {"a": [0.5]}, {"a": [NAN, 0.5]}], labels=["ab", None, []], title=TEXT,
              xtitle=TEXT, ytitle=TEXT)),
     "toy.exercises.register": Case(
-        lambda **kw: exercises.EXERCISES.pop(exercises.register(**kw).name), dict(name="test-bad-input", title="t", cases=lambda rng: [], reference=abs),
+        lambda **kw: exercises.EXERCISES.pop(exercises.register(**kw).name),  # registers nothing for good
+        dict(name="test-bad-input", title="t", cases=lambda rng: [], reference=abs),
         dict(name=TEXT, title=TEXT, cases=["ab", None], reference=["ab", None], kind=["nope", None],
              tolerance=POSITIVE)),
     "toy.exercises.check": Case(exercises.check, dict(name="4.1-value", fn=lambda *a: 0.0, n_cases=1),
-                                dict(n_cases=COUNT[1:], time_limit=POSITIVE)),
+                                dict(n_cases=[0, -3, 2.5, "3", True], time_limit=POSITIVE)),
     "toy.exercises.random_setting": Case(exercises.random_setting, dict(rng=np.random.default_rng(0), length=2),
-                                         dict(rng=["ab", None, 3], length=COUNT + [11])),
+                                         dict(rng=["ab", None, 3], length=[0, -3, 2.5, "3", True, 11])),
 }
 
 EXEMPT = {

@@ -79,7 +79,7 @@ class TargetError(NamedTuple):
 
 def target_error(policy: Policy, reward, prompt, critic, lam: float) -> TargetError:
     """Exact bias² and variance of the λ-return targets under π, averaged over positions and visited states."""
-    checks.responses_of(checks.policy("policy", policy))
+    checks.policy("policy", policy, responses=True)
     x = check_prompt(prompt)
     L = policy.length
     r = reward_table(reward, x, L, policy.n_actions)

@@ -243,12 +243,14 @@ def rng(name: str, value) -> np.random.Generator:
 
 
 # -- the toy's own objects -------------------------------------------------------------------------------------
-def policy(name: str, value):
-    """A ``toy.Policy``."""
+def policy(name: str, value, responses: bool = False):
+    """A ``toy.Policy``; with ``responses``, also one whose every response can be enumerated (``responses_of``)."""
     from .policy import Policy
 
     if not isinstance(value, Policy):
         raise fail(name, "a toy Policy (for example toy.reference_policy())", value)
+    if responses:
+        responses_of(value, name=name)
     return value
 
 
@@ -326,8 +328,9 @@ def count(size: int) -> str:
     return f"about {digits[0]}.{digits[1:3]}e{len(digits) - 1}"
 
 
-def responses_of(policy_, what: str = "enumerating every response") -> int:
-    """Size guard for code that builds arrays over every response of ``policy_`` (K**L entries)."""
+def responses_of(policy_, what: str = "enumerating every response", name: str = "policy") -> int:
+    """Size guard for code that builds arrays over every response of ``policy_`` (K**L entries); the error names
+    the argument ``name``."""
     size = policy_.n_actions ** policy_.length
-    return enumeration(f"{what} of length {policy_.length} with {policy_.n_actions} tokens", size,
-                       smaller="a shorter response length (or eos=False)")
+    return enumeration(f"{name} {show(policy_)}: {what} of length {policy_.length} with {policy_.n_actions} tokens",
+                       size, smaller="a shorter response length (or eos=False)")

@@ -121,7 +121,8 @@ class Critic:
             return
         if isinstance(prefixes, (str, bytes)):
             raise ValueError(f"prefixes must be a list of token tuples or an (n, t) array, got {prefixes!r}")
-        rows = [checks.prefix("prefix", p, self.length, self.n_actions > VOCAB_SIZE, strict=True) for p in prefixes]
+        rows = [checks.prefix(f"prefixes[{i}]", p, self.length, self.n_actions > VOCAB_SIZE, strict=True)
+                for i, p in enumerate(prefixes)]
         xs = self._check_prompts(prompts, len(rows))
         depth = np.array([len(p) for p in rows], dtype=int)
         for t in np.unique(depth):
@@ -242,7 +243,7 @@ class Critic:
         return self
 
     def _check_policy(self, policy) -> None:
-        checks.responses_of(checks.policy("policy", policy))
+        checks.policy("policy", policy, responses=True)
         if policy.length != self.length or policy.n_actions != self.n_actions:
             raise ValueError(f"policy has length {policy.length} and {policy.n_actions} actions; this critic "
                              f"has length {self.length} and {self.n_actions}")
@@ -277,7 +278,7 @@ def sampled_errors(policy: Policy, reward, prompt, features: str, sizes, seeds: 
                    l2: float = 1e-3) -> np.ndarray:
     """Mean over ``seeds`` of value_error for a critic fitted (exactly) to the returns of n responses sampled from
     π, for each n in ``sizes``: shape (len(sizes),). Seed s samples with numpy's default_rng(s)."""
-    checks.responses_of(checks.policy("policy", policy))
+    checks.policy("policy", policy, responses=True)
     seeds = checks.positive_int("seeds", seeds, low=1)
     checks.choose("critic features", features, FEATURES)
     if isinstance(sizes, (str, bytes)) or not isinstance(sizes, (list, tuple, np.ndarray)) or len(sizes) == 0:
@@ -303,7 +304,7 @@ def monte_carlo_error(policy: Policy, reward, prompt, k) -> float:
 
     since the mean of K independent returns is unbiased with variance Var[r | s] / K.
     """
-    checks.responses_of(checks.policy("policy", policy))
+    checks.policy("policy", policy, responses=True)
     k = checks.positive_int("k", k, low=1)
     reach, var_r = exact.reach_probs(policy, prompt), exact.return_variances(policy, reward, prompt)
     L = policy.length

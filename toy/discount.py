@@ -13,7 +13,7 @@ import numpy as np
 
 from . import checks
 from .kl import kl_regularised_optimum
-from .policy import Policy, TabularPolicy
+from .policy import VOCAB_SIZE, Policy, TabularPolicy
 from .rewards import get_reward, reward_name
 
 
@@ -28,6 +28,9 @@ class DiscountedReward:
 
     def steps(self, response) -> int:
         """T, the number of actions in the episode whose digits are ``response`` (EOS already removed)."""
+        response = checks.tokens("response", response, VOCAB_SIZE)
+        if len(response) > self.length:
+            raise checks.fail("response", f"at most {self.length} digit tokens", response)
         return min(len(response) + 1, self.length)
 
     def __call__(self, prompt, response) -> float:

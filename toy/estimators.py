@@ -70,7 +70,7 @@ def advantages(method: str, rewards, greedy_reward=None, eps: float = GRPO_EPS) 
         raise ValueError("rewards must have a group axis (the last one), got a single number")
     n = r.shape[-1]
     if n < MIN_GROUP[method]:
-        raise ValueError(f"{method} needs a group of at least {MIN_GROUP[method]} responses, got n = {n}")
+        raise ValueError(f"rewards: {method} needs a group of at least {MIN_GROUP[method]} responses, got n = {n}")
     mean = r.mean(axis=-1, keepdims=True)
     if method in ("reinforce", "dr_grpo"):
         return r - mean
@@ -84,7 +84,8 @@ def advantages(method: str, rewards, greedy_reward=None, eps: float = GRPO_EPS) 
     if greedy_reward is None:
         raise ValueError("remax needs greedy_reward, the reward of the greedy response to the same prompt")
     greedy = checks.array("greedy_reward", greedy_reward)
-    checks.broadcastable(("greedy_reward", "the group shape of rewards"), greedy, r[..., 0])
+    if checks.broadcastable(("greedy_reward", "the group shape of rewards"), greedy, r[..., 0]) != r.shape[:-1]:
+        raise ValueError(f"greedy_reward must broadcast to the group shape {r.shape[:-1]}, got {greedy.shape}")
     return r - greedy[..., None]
 
 
@@ -101,7 +102,7 @@ def greedy_response(policy: Policy, prompt) -> tuple[int, ...]:
 # -- gradients with respect to a tabular policy's logits ------------------------------------------------------
 def depth_probs(policy: Policy, prompt) -> list[np.ndarray]:
     """π(· | prefix) at every depth: entry t has shape (K,)*t + (K,)."""
-    checks.responses_of(checks.policy("policy", policy))
+    checks.policy("policy", policy, responses=True)
     return [policy.prefix_probs(prompt, t) for t in range(policy.length)]
 
 
@@ -138,7 +139,7 @@ def _array_list(name: str, value) -> list[np.ndarray]:
 
 def exact_policy_gradient(policy: Policy, reward, prompt) -> np.ndarray:
     """∇J = ∇_θ Σ_y π(y|x) r(x, y) = Σ_y π(y|x) r(x, y) ∇_θ log π(y|x), as a flat vector (see ``flatten``)."""
-    checks.responses_of(checks.policy("policy", policy))
+    checks.policy("policy", policy, responses=True)
     P = policy.response_probs(prompt)
     R = reward_table(reward, prompt, policy.length, policy.n_actions)
     return flatten(gradient_from_weights(depth_probs(policy, prompt), P * R))
@@ -150,7 +151,7 @@ def score_norms(policy: Policy, prompt) -> np.ndarray:
     The depths use disjoint logits, and at depth t the score is e_{y_t} − π(· | s_t), so the squared norm is
     Σ_t [1 − 2π(y_t | s_t) + Σ_a π(a | s_t)²].
     """
-    checks.responses_of(checks.policy("policy", policy))
+    checks.policy("policy", policy, responses=True)
     L = policy.length
     out = np.zeros(())
     for t, p in enumerate(depth_probs(policy, prompt)):
@@ -164,7 +165,7 @@ def gradient_estimate(method: str, policy: Policy, reward, prompt, n: int, rng=N
 
     ``method`` is one of ``METHODS`` or ``EXACT_CRITIC`` (then token t of response i is weighted by A(s_t, y_t)).
     """
-    checks.responses_of(checks.policy("policy", policy))
+    checks.policy("policy", policy, responses=True)
     prompt = check_prompt(prompt)
     n = _check_group(method, n)
     ys = policy.sample(prompt, n, rng)
@@ -268,7 +269,7 @@ def gradient_moments(method: str, policy: Policy, reward, prompt, n: int,
     E[g] = Σ_v E[c_v A_v]/n · G_v and E‖g‖² = (1/n²) E[Σ_i A_i² M_{v_i} + Σ_{i≠j} A_i A_j G_{v_i}·G_{v_j}], with c_v the
     number of responses whose reward is v and M_v = E[‖s‖² | r = v].
     """
-    checks.responses_of(checks.policy("policy", policy))
+    checks.policy("policy", policy, responses=True)
     prompt = check_prompt(prompt)
     n = _check_group(method, n)
     if method == EXACT_CRITIC:
@@ -363,5 +364,5 @@ def expected_scale(method: str, n: int) -> float:
     """E[g] = scale·∇J for the methods where the scale is a constant: 1 (rloo, remax, exact critic) or 1 − 1/n."""
     n = _check_group(method, n)
     if method == "grpo":
-        raise ValueError("grpo has no constant scale: see grpo_scale for a 0/1 reward")
+        raise ValueError("method 'grpo' has no constant scale: see grpo_scale for a 0/1 reward")
     return 1.0 - 1.0 / n if method in ("reinforce", "dr_grpo") else 1.0

@@ -23,7 +23,7 @@ from .rewards import reward_table
 
 
 def _check_policy(policy) -> Policy:
-    checks.responses_of(checks.policy("policy", policy))
+    checks.policy("policy", policy, responses=True)
     return policy
 
 

@@ -110,7 +110,7 @@ def _check_rows(rows) -> tuple[Row, ...]:
     for r in rows:
         if not isinstance(r, Row) or not all(isinstance(f, str) for f in r):
             raise checks.fail("rows", "a sequence of toy.fates.Row with text fields", r)
-        checks.choose("fate", r.fate, FATES)
+        checks.choose("fate in rows", r.fate, FATES)
     return tuple(rows)
 
 

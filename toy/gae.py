@@ -126,7 +126,7 @@ def vine_values(policy: Policy, reward, prompt, response, k: int, rng=None) -> n
     V̂(s_t) is ``toy.montecarlo.mc_value`` with K rollouts from the prefix y_<t (each state its own rollouts);
     V̂(s_L) = r(x, y) exactly.
     """
-    checks.policy("policy", policy)
+    checks.policy("policy", policy, responses=True)
     prompt = check_prompt(prompt)
     y = policy.check_response(response)
     k = checks.positive_int("k", k, low=1, high=checks.MAX_ENUMERATION // policy.length)
@@ -140,14 +140,14 @@ def vine_table(policy: Policy, reward, prompt, k: int, rng=None) -> np.ndarray:
     """VinePPO advantages for every response from one Monte Carlo estimate per prefix (K rollouts each, seeded):
     shape (K,)*L + (L,). Sharing one estimate per prefix among the responses through it leaves each response's
     errors distributed as in ``vine_errors``."""
-    checks.policy("policy", policy)
+    checks.policy("policy", policy, responses=True)
     prompt = check_prompt(prompt)
     L, K = policy.length, policy.n_actions
     n_prefixes = sum(K**t for t in range(L))
-    k = checks.positive_int("k", k, low=1, high=checks.MAX_ENUMERATION // (L * n_prefixes))
-    checks.enumeration(f"VinePPO values at every prefix of length {L} (one Python call per prefix)", n_prefixes,
-                       limit=MAX_VINE_PREFIXES, smaller="a shorter response length")
-    checks.enumeration("a VinePPO advantage table", K**L * L)
+    checks.enumeration(f"policy {checks.show(policy)}: VinePPO values at every prefix of length {L} (one Python call "
+                       "per prefix)", n_prefixes, limit=MAX_VINE_PREFIXES, smaller="a shorter response length")
+    checks.enumeration("policy: a VinePPO advantage table", K**L * L)
+    k = checks.positive_int("k", k, low=1, high=max(1, checks.MAX_ENUMERATION // (L * n_prefixes)))
     rng = checks.rng("rng", rng)
     R = reward_table(reward, prompt, L, K)
     tables = []

@@ -48,7 +48,7 @@ def kl_regularised_optimum(reference: Policy, reward, beta: float) -> TabularPol
     responses. A token that leads only to weight 0 gets a logit of ``LOG_ZERO``; a prefix of weight 0 keeps π_ref's
     next-token distribution.
     """
-    checks.responses_of(checks.policy("reference", reference))
+    checks.policy("reference", reference, responses=True)
     beta = checks.positive_finite("beta", beta)
     L, K = reference.length, reference.n_actions
     logits = [np.empty((len(PROMPTS),) + (K,) * (t + 1)) for t in range(L)]

@@ -31,7 +31,7 @@ def mc_value(policy: Policy, reward, prompt, prefix=(), k: int = 9, rng=None) ->
 
     Unbiased for V^π(s); its variance is Var_π[r | s] / K. (VinePPO's configs use K = 9.)
     """
-    checks.policy("policy", policy)
+    checks.policy("policy", policy, responses=True)
     table = reward_table(get_reward(reward), prompt, policy.length, policy.n_actions)
     ys = rollouts_from(policy, prompt, prefix, k, rng)
     return float(table[tuple(ys.T)].mean())

@@ -218,7 +218,7 @@ class TabularPolicy(Policy):
         self.eos = checks.flag("eos", eos)
         if isinstance(logits, (str, bytes, np.ndarray)) or not isinstance(logits, (list, tuple)):
             raise checks.fail("logits", "a list of arrays, one per depth", logits)
-        self.length = checks.positive_int("number of logit arrays (the length)", len(logits), low=1, high=MAX_LENGTH)
+        self.length = checks.positive_int("len(logits), the length,", len(logits), low=1, high=MAX_LENGTH)
         k = self.n_actions
         checks.responses_of(self, "a tabular policy")
         for t, z in enumerate(logits):

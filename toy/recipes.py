@@ -103,7 +103,7 @@ def _check_recipes(recipes) -> dict:
                 or not all(isinstance(s, Stage) for s in entry[1])):
             raise checks.fail("recipes", allowed, {name: entry})
         for stage in entry[1]:
-            checks.choose("stage kind", stage.kind, KINDS)
+            checks.choose("stage kind in recipes", stage.kind, KINDS)
     return recipes
 
 

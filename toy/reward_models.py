@@ -54,7 +54,7 @@ class Comparisons(NamedTuple):
 
 def sample_comparisons(policy: Policy, reward, prompt, n: int, sharpness: float = 3.0, rng=None) -> Comparisons:
     """n pairs (a, b) drawn independently from π(· | x); a wins with probability σ(sharpness·(r(a) − r(b)))."""
-    checks.responses_of(checks.policy("policy", policy))
+    checks.policy("policy", policy, responses=True)
     n = checks.positive_int("n (the number of comparisons)", n, low=1, high=MAX_COMPARISONS)
     sharpness = checks.positive_finite("sharpness", sharpness)
     rng = checks.rng("rng", rng)
@@ -202,11 +202,11 @@ def optimisation_curve(reference: Policy, optimised, measured, prompt, betas) ->
 
     ``optimised`` and ``measured`` are reward functions (a ProxyReward, or a toy reward for the drift curve).
     """
-    checks.responses_of(checks.policy("reference", reference))
+    checks.policy("reference", reference, responses=True)
     x = check_prompt(prompt)
     if isinstance(betas, (str, bytes)) or np.ndim(betas) != 1 or len(betas) == 0:
         raise checks.fail("betas", "a non-empty sequence of positive numbers", betas)
-    betas = np.array([checks.positive_finite("beta", b) for b in betas])
+    betas = np.array([checks.positive_finite("betas entry", b) for b in betas])
     P_ref = reference.response_probs(x)
     r_opt = reward_table(optimised, x, reference.length, reference.n_actions)
     r_true = reward_table(measured, x, reference.length, reference.n_actions)

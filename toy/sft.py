@@ -27,7 +27,7 @@ import numpy as np
 
 from . import checks
 from .exact import value
-from .policy import PROMPTS, VOCAB_SIZE, Policy, TabularPolicy, check_prompt
+from .policy import PROMPTS, VOCAB_SIZE, Policy, TabularPolicy
 from .rewards import reward_table
 
 
@@ -37,13 +37,13 @@ def autoregressive(response_probs: dict, base: Policy) -> TabularPolicy:
 
     The conditionals are ratios of prefix marginals: π(a | s) = P(s·a) / P(s).
     """
-    checks.responses_of(checks.policy("base", base))
+    checks.policy("base", base, responses=True)
     if not isinstance(response_probs, Mapping):
         raise checks.fail("response_probs", "a dict {prompt: distribution over responses}", response_probs)
     K, L = base.n_actions, base.length
     logits = [np.array(z) for z in TabularPolicy.from_policy(base).logits]
     for x, P in response_probs.items():
-        i = PROMPTS.index(check_prompt(x))
+        i = PROMPTS.index(checks.prompt("response_probs key", x))
         P = checks.probabilities(f"response_probs[{x}] (a distribution)", P)
         if P.shape != (K,) * L:
             raise ValueError(f"response_probs[{x}] must be a distribution of shape {(K,) * L}, got {P.shape}")
@@ -65,7 +65,7 @@ def imperfect_expert(reference: Policy, reward, success_rate: float, prompts=PRO
 
     ``reward`` must be 0/1 and π_ref must give both outcomes positive probability (0 < V_ref(x) < 1).
     """
-    checks.responses_of(checks.policy("reference", reference))
+    checks.policy("reference", reference, responses=True)
     rho = checks.probability("success_rate", success_rate)
     out = {}
     for x in checks.prompts("prompts", prompts):
@@ -97,7 +97,7 @@ def fit_sft(demos: dict, base: Policy, prior_strength: float = 0.0) -> TabularPo
     Prompts without demonstrations, and prefixes no demonstration reaches, keep ``base``.
     """
     alpha = checks.in_range("prior_strength", prior_strength, 0.0, 1e12)
-    checks.responses_of(checks.policy("base", base))
+    checks.policy("base", base, responses=True)
     K, L = base.n_actions, base.length
     logits = [np.array(z) for z in TabularPolicy.from_policy(base).logits]
     for x, ys in _check_demos(demos, L, K).items():
@@ -125,7 +125,7 @@ def _check_demos(demos, length: int, n_actions: int) -> dict[int, np.ndarray]:
         raise checks.fail("demos", "a non-empty dict {prompt: (n, L) int array of responses}", demos)
     out = {}
     for x, ys in demos.items():
-        x = check_prompt(x)
+        x = checks.prompt("demos key", x)
         ys = checks.token_array(f"demos[{x}] (the demonstrations for prompt {x})", ys, n_actions, ndim=2)
         if ys.shape[1] != length or ys.shape[0] == 0:
             raise ValueError(f"demos[{x}] (the demonstrations for prompt {x}) must be an int array (n, {length}) "

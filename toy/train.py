@@ -74,7 +74,7 @@ class Curves:
 
     def band(self, name: str, beta_index: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Mean over seeds and the band mean ± one standard deviation, for ``reward``, ``kl`` or ``objective``."""
-        a = getattr(self, checks.choose("curve", name, {"reward": "reward", "kl": "kl", "objective": "objective"}))
+        a = getattr(self, checks.choose("curve name", name, {"reward": "reward", "kl": "kl", "objective": "objective"}))
         a = a[checks.positive_int("beta_index", beta_index, low=0, high=len(self.betas) - 1)]
         mean = a.mean(axis=0)
         sd = a.std(axis=0, ddof=1) if a.shape[0] > 1 else np.zeros_like(mean)
@@ -107,7 +107,7 @@ def _log_softmax(z):
 
 def tabular_logits(policy: Policy, prompts) -> list[np.ndarray]:
     """The policy's log-probabilities as flat tables: entry t has shape (P, K^t, K)."""
-    checks.responses_of(checks.policy("policy", policy))
+    checks.policy("policy", policy, responses=True)
     prompts = checks.prompts("prompts", prompts)
     K = policy.n_actions
     return [np.stack([np.log(np.maximum(policy.prefix_probs(x, t), np.finfo(float).tiny)).reshape(K**t, K)
@@ -121,8 +121,8 @@ def to_policy(logits: list[np.ndarray], prompts, base: Policy | None = None) -> 
     base = reference_policy(length=len(logits)) if base is None else checks.policy("base", base)
     K = base.n_actions
     if len(logits) != base.length or any(z.shape != (len(prompts), K**t, K) for t, z in enumerate(logits)):
-        raise ValueError(f"logits must hold {base.length} arrays of shape (P, K^t, K) with P = {len(prompts)} and "
-                         f"K = {K}, got shapes {[z.shape for z in logits]}")
+        raise ValueError(f"logits must hold {base.length} arrays (base's length) of shape (P, K^t, K) with "
+                         f"P = {len(prompts)} and K = {K}, got shapes {[z.shape for z in logits]}")
     full = [np.array(z) for z in TabularPolicy.from_policy(base).logits]
     for t, z in enumerate(logits):
         for i, x in enumerate(prompts):
@@ -335,7 +335,7 @@ def optimum_metrics(beta: float, reward="sum_to_target", reference: Policy | Non
                     prompts=PROMPTS) -> tuple[float, float]:
     """Expected reward and KL of the KL-regularised optimum π* ∝ π_ref·exp(r/β): where the curves should head.
     β = 0 gives the best response's reward and the KL of the policy that puts all mass on the best responses."""
-    reference = reference_policy() if reference is None else checks.policy("reference", reference)
+    reference = reference_policy() if reference is None else checks.policy("reference", reference, responses=True)
     prompts = checks.prompts("prompts", prompts)
     beta = checks.in_range("beta", beta, 0.0, 100.0)
     if beta == 0:
