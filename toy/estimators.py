@@ -78,7 +78,9 @@ def advantages(method: str, rewards, greedy_reward=None, eps: float = GRPO_EPS) 
         return r - (r.sum(axis=-1, keepdims=True) - r) / (n - 1)  # = n/(n−1)·(r − mean)
     if method == "grpo":
         eps = checks.positive_finite("eps", eps)
-        if not np.all(np.isfinite(r.std(axis=-1, ddof=1))):
+        with np.errstate(over="ignore", invalid="ignore"):
+            spread = r.std(axis=-1, ddof=1)
+        if not np.all(np.isfinite(spread)):
             raise checks.fail("rewards", "numbers whose group spread is finite", r)
         return (r - mean) / (r.std(axis=-1, ddof=1, keepdims=True) + eps)
     if greedy_reward is None:

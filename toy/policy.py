@@ -220,7 +220,9 @@ class TabularPolicy(Policy):
             raise checks.fail("logits", "a list of arrays, one per depth", logits)
         self.length = checks.positive_int("len(logits), the length,", len(logits), low=1, high=MAX_LENGTH)
         k = self.n_actions
-        checks.responses_of(self, "a tabular policy")
+        checks.enumeration(f"logits: a tabular policy of length {self.length} with {k} tokens",
+                           len(PROMPTS) * sum(k ** (t + 1) for t in range(self.length)),
+                           smaller="a shorter response length (or eos=False)")
         for t, z in enumerate(logits):
             want = (len(PROMPTS),) + (k,) * (t + 1)
             if np.shape(z) != want:

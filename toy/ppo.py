@@ -43,7 +43,7 @@ class TokenAdvantages:
         self.lam = checks.in_range("lam", lam, 0.0, 1.0)
         self.vine_k = checks.positive_int("vine_k", vine_k, low=1, high=100_000)
         self.critic_lr = checks.in_range("critic_lr", critic_lr, 0.0, 1.0)
-        checks.choose("critic_features", critic_features, FEATURES)
+        checks.choose("critic features (critic_features)", critic_features, FEATURES)
         self.critic = Critic(length, critic_features, n_actions)
         self.weights = np.zeros((runs, self.critic.n_params))  # one critic per run, initialised at V̂ = 0
         self.whiten = bool(whiten)
