@@ -86,6 +86,8 @@ def completions(policy, prompt, prefix):
         y = tuple(prefix) + rest
         p = 1.0
         for t in range(len(prefix), L):
+            if p == 0.0:  # e.g. a digit written after EOS: no state to ask the policy about
+                break
             p *= float(policy.next_token_probs(prompt, y[:t])[y[t]])
         yield y, p
 
@@ -172,3 +174,24 @@ def gae_bias_variance(policy, reward, prompt, critic_value, gamma, lam):
             bias_sq[t] += p_prefix * (mean - target) ** 2
             variance[t] += p_prefix * var
     return np.array(bias_sq), np.array(variance)
+
+
+def reference_response_probs(preset, temperature, length, prompt, eos=False):
+    """π_ref(y | x) for every padded response, as a dict, from the preset's formula (``preset_probs``)."""
+    k = 6 if eos else 5
+    out = {}
+    for y in itertools.product(range(k), repeat=length):
+        p = 1.0
+        for t, tok in enumerate(y):
+            p *= preset_probs(preset, temperature, prompt, y[:t], eos)[tok]
+        out[y] = p
+    return out
+
+
+def best_restricted(preset, temperature, length, prompt, reward, eos=False):
+    """The β → 0 limit of π* ∝ π_ref·exp(r/β): π_ref restricted to the responses of the highest reward."""
+    ref = reference_response_probs(preset, temperature, length, prompt, eos)
+    r = {y: reward(prompt, strip(y)) for y, p in ref.items() if p > 0}
+    best = max(r.values())
+    mass = sum(p for y, p in ref.items() if y in r and r[y] == best)
+    return {y: (p / mass if y in r and r[y] == best else 0.0) for y, p in ref.items()}

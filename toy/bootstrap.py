@@ -24,19 +24,34 @@ from .rewards import reward_table
 
 def critic_tables(critic, prompt, length: int) -> list[np.ndarray]:
     """V̂ at every non-terminal prefix, as L arrays of shape (K,)*t: from a Critic, or a list given as is."""
+    prompt = check_prompt(prompt)
     if isinstance(critic, Critic):
+        length = checks.positive_int("length", length, low=1, high=critic.length)
         return [critic.table(prompt, t) for t in range(length)]
-    tables = [np.asarray(v, dtype=float) for v in critic]
-    if len(tables) != length:
-        raise ValueError(f"critic values must be given for depths 0..{length - 1}, got {len(tables)} arrays")
+    length = checks.positive_int("length", length, low=1)
+    if isinstance(critic, (str, bytes, np.ndarray)) or not isinstance(critic, (list, tuple)):
+        raise checks.fail("critic", "a toy.critic.Critic or a list of value arrays, one per depth", critic)
+    if len(critic) != length:
+        raise ValueError(f"critic values must be given for depths 0..{length - 1}, got {len(critic)} arrays")
+    tables = [checks.array(f"critic[{t}]", v, ndim=t) for t, v in enumerate(critic)]
+    K = {a.shape[0] for a in tables if a.ndim}
+    if len(K) > 1 or any(a.shape != (a.shape[0],) * a.ndim for a in tables if a.ndim):
+        raise ValueError(f"critic values at depth t must have shape (K,)*t, got {[a.shape for a in tables]}")
     return tables
 
 
 def lambda_returns(tables: list[np.ndarray], rewards: np.ndarray, lam: float) -> list[np.ndarray]:
     """G^λ_t for every response and t = 0..L−1: L arrays of shape (K,)*L (``rewards`` is the (K,)*L reward table)."""
-    lam = checks.in_range("lambda", lam, 0.0, 1.0)
+    lam = checks.discount("lam", lam)
+    rewards = checks.array("rewards", rewards, min_ndim=1)
     L = rewards.ndim
-    K = rewards.shape[0] if L else 1
+    K = rewards.shape[0]
+    if rewards.shape != (K,) * L:
+        raise ValueError(f"rewards must be a reward table of shape (K,)*L, got {rewards.shape}")
+    if isinstance(tables, (str, bytes, np.ndarray)) or not isinstance(tables, (list, tuple)) or len(tables) != L:
+        raise checks.fail("tables", f"a list of {L} value arrays, one per depth 0..{L - 1}", tables)
+    tables = [checks.array(f"tables[{t}]", v, shape=(K,) * t) for t, v in enumerate(tables)]
+    checks.enumeration("λ-return tables", K**L * L)
 
     def at_full(t: int) -> np.ndarray:  # V̂(s_t) broadcast to every full response
         return np.broadcast_to(tables[t].reshape((K,) * t + (1,) * (L - t)), (K,) * L)
@@ -64,8 +79,7 @@ class TargetError(NamedTuple):
 
 def target_error(policy: Policy, reward, prompt, critic, lam: float) -> TargetError:
     """Exact bias² and variance of the λ-return targets under π, averaged over positions and visited states."""
-    if not isinstance(policy, Policy):
-        raise ValueError(f"policy must be a toy Policy, got {policy!r}")
+    checks.policy("policy", policy, responses=True)
     x = check_prompt(prompt)
     L = policy.length
     r = reward_table(reward, x, L, policy.n_actions)

@@ -22,6 +22,11 @@ from . import checks
 from .policy import softmax
 from .trust_region import clipped_gradient_mask
 
+MAX_STEPS = 1_000_000
+"""Most gradient steps (and sampled tokens) one call may take."""
+MAX_BUDGET = 1_000.0
+"""Largest total step size of ``one_token_reach``."""
+
 
 def _entropy(p: np.ndarray) -> float:
     nz = p[p > 0]
@@ -34,15 +39,15 @@ def ppo_update(p_old, actions, advantages, eps_low: float = 0.2, eps_high: float
 
     ``actions`` are sampled token ids, ``advantages`` their advantages (same length).
     """
-    p_old = np.asarray(p_old, dtype=float)
-    if p_old.ndim != 1 or np.any(p_old <= 0) or not np.isclose(p_old.sum(), 1.0):
-        raise ValueError("p_old must be a probability vector with every entry > 0")
-    actions = np.asarray(actions, dtype=int)
-    A = np.asarray(advantages, dtype=float)
-    if actions.shape != A.shape or actions.ndim != 1 or np.any((actions < 0) | (actions >= p_old.size)):
-        raise ValueError("actions must be token ids in range(K), one per advantage")
-    epochs = checks.positive_int("epochs", epochs, low=0)
-    lr = checks.positive_finite("lr", lr)
+    p_old = checks.probabilities("p_old", p_old, positive=True, ndim=1)
+    actions = checks.token_array("actions", actions, p_old.size, ndim=1)
+    A = checks.array("advantages", advantages, ndim=1)
+    if actions.shape != A.shape:
+        raise ValueError(f"actions and advantages must have one entry each per sample, got shapes {actions.shape} "
+                         f"and {A.shape}")
+    checks.in_range("eps_low", eps_low, 0.0, 1.0), checks.non_negative_finite("eps_high", eps_high)
+    epochs = checks.positive_int("epochs", epochs, low=0, high=MAX_STEPS)
+    lr = checks.learning_rate("lr", lr)
     z, G = np.log(p_old), max(len(actions), 1)
     for _ in range(epochs):
         p = softmax(z)
@@ -64,8 +69,9 @@ def one_token_reach(p_old: float, advantage: float, eps_low: float = 0.2, eps_hi
     does for a common token whose ratio can never reach 1 + ε_high.
     """
     p_old = checks.in_range("p_old", p_old, 1e-12, 1 - 1e-12)
-    budget = checks.positive_finite("budget", budget)
-    A = np.array([float(advantage)])
+    budget = checks.in_range("budget", budget, 0.0, MAX_BUDGET)
+    A = np.array([checks.finite("advantage", advantage)])
+    checks.in_range("eps_low", eps_low, 0.0, 1.0), checks.non_negative_finite("eps_high", eps_high)
     old = np.array([p_old, 1 - p_old])
     z, lr, used = np.log(old), 0.05, 0.0
     while used < budget and lr > 1e-9:
@@ -93,13 +99,19 @@ def train(p0, rewards, eps_low: float = 0.2, eps_high: float = 0.2, updates: int
           epochs: int = 4, lr: float = 5.0, seeds: int = 20) -> Training:
     """PPO with group-normalised advantages on one state: each update samples ``group`` tokens from π_old,
     sets A_i = (r_i − mean r)/(std r) (zero when all rewards are equal), and runs ``ppo_update``. Seeds 0..seeds−1."""
-    p0 = np.asarray(p0, dtype=float)
-    r = np.asarray(rewards, dtype=float)
+    p0 = checks.probabilities("p0", p0, ndim=1)
+    r = checks.array("rewards", rewards, ndim=1)
     if r.shape != p0.shape:
-        raise ValueError("rewards must give one reward per token")
+        raise ValueError(f"rewards must give one reward per token: shape {p0.shape}, got {r.shape}")
+    checks.in_range("eps_low", eps_low, 0.0, 1.0), checks.non_negative_finite("eps_high", eps_high)
     updates = checks.positive_int("updates", updates, low=0)
     group = checks.positive_int("group", group, low=2)
     seeds = checks.positive_int("seeds", seeds, low=1)
+    epochs = checks.positive_int("epochs", epochs, low=0)
+    lr = checks.learning_rate("lr", lr)
+    checks.enumeration(f"{seeds} seeds × {updates} updates × ({epochs} epochs + a group of {group})",
+                       seeds * updates * (epochs + group), limit=MAX_STEPS,
+                       smaller="fewer seeds, updates, epochs or a smaller group")
     probs = np.zeros((updates + 1, p0.size))
     entropy = np.zeros(updates + 1)
     for seed in range(seeds):

@@ -57,8 +57,12 @@ class Critic:
         checks.choose("critic features", features, FEATURES)
         self.features = features
         self.n_actions = checks.positive_int("n_actions", n_actions, low=VOCAB_SIZE, high=VOCAB_SIZE + 1)
-        self.l2 = 0.0 if l2 == 0 else checks.positive_finite("l2", l2)
+        self.l2 = checks.non_negative_finite("l2", l2)
         init = checks.in_range("init", init, -1e6, 1e6)
+        if features == "tabular":
+            checks.enumeration(f"a tabular critic of length {self.length}",
+                               len(PROMPTS) * sum(self.n_actions**t for t in range(self.length)),
+                               smaller="a shorter length or coarser features")
         L, K = self.length, self.n_actions
         self._per_prompt = {
             "prompt": 1,
@@ -117,11 +121,8 @@ class Critic:
             return
         if isinstance(prefixes, (str, bytes)):
             raise ValueError(f"prefixes must be a list of token tuples or an (n, t) array, got {prefixes!r}")
-        rows = [checks.tokens("prefix", p, self.n_actions) for p in prefixes]
-        for p in rows:
-            if len(p) >= self.length:
-                raise ValueError(f"prefix {p!r} has {len(p)} tokens; a critic state has at most "
-                                 f"{self.length - 1} (the response length is {self.length})")
+        rows = [checks.prefix(f"prefixes[{i}]", p, self.length, self.n_actions > VOCAB_SIZE, strict=True)
+                for i, p in enumerate(prefixes)]
         xs = self._check_prompts(prompts, len(rows))
         depth = np.array([len(p) for p in rows], dtype=int)
         for t in np.unique(depth):
@@ -130,16 +131,12 @@ class Critic:
             yield where, xs[where], arr
 
     def _check_token_array(self, name: str, a) -> np.ndarray:
-        a = np.asarray(a)
-        if a.ndim != 2 or not (np.issubdtype(a.dtype, np.integer) or a.size == 0):
-            raise ValueError(f"{name} must be a 2-d int array, got shape {a.shape} and dtype {a.dtype}")
-        if a.size and (a.min() < 0 or a.max() >= self.n_actions):
-            raise ValueError(f"{name} have tokens outside the allowed 0..{self.n_actions - 1}")
-        return a.astype(int)
+        a = checks.token_array(name, a, self.n_actions, ndim=2)
+        return checks.eos_rows(name, a, self.n_actions > VOCAB_SIZE)
 
     def cells(self, prompts, prefixes) -> np.ndarray:
         """The cell (weight index) of each state (prompt, prefix): shape (n,)."""
-        prefixes = list(prefixes) if not isinstance(prefixes, np.ndarray) else prefixes
+        prefixes = self._prefix_list(prefixes)
         out = np.empty(len(prefixes), dtype=int)
         for where, xs, arr in self._batches(prompts, prefixes):
             out[where] = self._cells_at_depth(xs, arr)
@@ -183,21 +180,35 @@ class Critic:
         ``steps=k``: k full-batch gradient steps w ← w − lr·∇_w (1/2n) Σ_i (V̂(s_i) − G_i)² from the current
         weights; stable for lr < 2n / (largest cell count).
         """
-        prefixes = list(prefixes) if not isinstance(prefixes, np.ndarray) else prefixes
-        G = np.asarray(targets, dtype=float).ravel()
-        if G.shape != (len(prefixes),) or not np.all(np.isfinite(G)):
-            raise ValueError(f"targets must be {len(prefixes)} finite numbers, one per state")
+        prefixes = self._prefix_list(prefixes)
+        G = checks.array("targets", targets).ravel()
+        if G.shape != (len(prefixes),):
+            raise ValueError(f"targets must be {len(prefixes)} finite numbers, one per state, got {G.size}")
+        self._check_fit(steps, lr)
         return self._fit_cells(self.cells(prompts, prefixes), G, steps, lr)
 
     def fit_returns(self, prompts, responses, returns, steps: int | None = None, lr: float = 0.5) -> Critic:
         """Monte Carlo regression with γ = 1: every state s_0..s_{L−1} of response i gets target returns[i]."""
         ys = self._check_responses(responses)
-        G = np.asarray(returns, dtype=float).ravel()
-        if G.shape != (len(ys),) or not np.all(np.isfinite(G)):
-            raise ValueError(f"returns must be {len(ys)} finite numbers, one per response")
+        G = checks.array("returns", returns).ravel()
+        if G.shape != (len(ys),):
+            raise ValueError(f"returns must be {len(ys)} finite numbers, one per response, got {G.size}")
+        self._check_fit(steps, lr)
         xs = self._check_prompts(prompts, len(ys))
         cells = np.concatenate([self._cells_at_depth(xs, ys[:, :t]) for t in range(self.length)])
         return self._fit_cells(cells, np.tile(G, self.length), steps, lr)
+
+    def _check_fit(self, steps, lr) -> None:
+        if steps is not None:
+            checks.positive_int("steps", steps, low=0, high=1_000_000)
+        checks.learning_rate("lr", lr)
+
+    def _prefix_list(self, prefixes):
+        if isinstance(prefixes, np.ndarray):
+            return prefixes
+        if isinstance(prefixes, (str, bytes)) or not isinstance(prefixes, (list, tuple)):
+            raise checks.fail("prefixes", "a list of token tuples or an (n, t) int array", prefixes)
+        return list(prefixes)
 
     def _fit_cells(self, cells: np.ndarray, G: np.ndarray, steps, lr) -> Critic:
         count = np.bincount(cells, minlength=self.n_params).astype(float)
@@ -217,6 +228,7 @@ class Critic:
         """The fit an infinite sample from ``policy`` would give (l2 → 0): each cell holds the visit-weighted mean
         of the exact V over its states, Σ_s P(s)·V(s) / Σ_s P(s). This is the critic's approximation floor."""
         self._check_policy(policy)
+        prompts = checks.prompts("prompts", prompts)
         count = np.zeros(self.n_params)
         total = np.zeros(self.n_params)
         for x in prompts:
@@ -231,8 +243,7 @@ class Critic:
         return self
 
     def _check_policy(self, policy) -> None:
-        if not isinstance(policy, Policy):
-            raise ValueError(f"policy must be a toy Policy, got {policy!r}")
+        checks.policy("policy", policy, responses=True)
         if policy.length != self.length or policy.n_actions != self.n_actions:
             raise ValueError(f"policy has length {policy.length} and {policy.n_actions} actions; this critic "
                              f"has length {self.length} and {self.n_actions}")
@@ -255,6 +266,8 @@ def value_error(critic: Critic, policy: Policy, reward, prompt) -> float:
 
         sqrt( (1/L) Σ_{t<L} Σ_{y_<t} P(y_<t | x) · (V̂(x, y_<t) − V(x, y_<t))² )
     """
+    if not isinstance(critic, Critic):
+        raise checks.fail("critic", "a toy.critic.Critic", critic)
     critic._check_policy(policy)
     reach, V = _reach_and_values(policy, reward, prompt)
     sq = sum(float((reach[t] * (critic.table(prompt, t) - V[t]) ** 2).sum()) for t in range(critic.length))
@@ -265,7 +278,13 @@ def sampled_errors(policy: Policy, reward, prompt, features: str, sizes, seeds: 
                    l2: float = 1e-3) -> np.ndarray:
     """Mean over ``seeds`` of value_error for a critic fitted (exactly) to the returns of n responses sampled from
     π, for each n in ``sizes``: shape (len(sizes),). Seed s samples with numpy's default_rng(s)."""
+    checks.policy("policy", policy, responses=True)
     seeds = checks.positive_int("seeds", seeds, low=1)
+    checks.choose("critic features", features, FEATURES)
+    if isinstance(sizes, (str, bytes)) or not isinstance(sizes, (list, tuple, np.ndarray)) or len(sizes) == 0:
+        raise checks.fail("sizes", "a non-empty sequence of sample sizes", sizes)
+    sizes = [checks.positive_int("sizes entry", n, low=1, high=checks.MAX_ENUMERATION // policy.length) for n in sizes]
+    checks.enumeration("sampled critic fits", seeds * sum(sizes) * policy.length, smaller="fewer seeds or sizes")
     table = reward_table(reward, prompt, policy.length, policy.n_actions)
     out = np.zeros(len(sizes))
     for s in range(seeds):
@@ -285,6 +304,7 @@ def monte_carlo_error(policy: Policy, reward, prompt, k) -> float:
 
     since the mean of K independent returns is unbiased with variance Var[r | s] / K.
     """
+    checks.policy("policy", policy, responses=True)
     k = checks.positive_int("k", k, low=1)
     reach, var_r = exact.reach_probs(policy, prompt), exact.return_variances(policy, reward, prompt)
     L = policy.length

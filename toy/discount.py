@@ -13,7 +13,7 @@ import numpy as np
 
 from . import checks
 from .kl import kl_regularised_optimum
-from .policy import Policy, TabularPolicy
+from .policy import VOCAB_SIZE, Policy, TabularPolicy
 from .rewards import get_reward, reward_name
 
 
@@ -22,12 +22,15 @@ class DiscountedReward:
 
     def __init__(self, reward, gamma: float, length: int):
         self.reward = get_reward(reward)
-        self.gamma = checks.in_range("gamma", gamma, 0.0, 1.0)
-        self.length = checks.positive_int("length", length, low=1)
+        self.gamma = checks.discount("gamma", gamma)
+        self.length = checks.positive_int("length", length, low=1, high=10**6)
         self.__name__ = f"{reward_name(reward)} discounted by {self.gamma:g}"
 
     def steps(self, response) -> int:
         """T, the number of actions in the episode whose digits are ``response`` (EOS already removed)."""
+        response = checks.tokens("response", response, VOCAB_SIZE)
+        if len(response) > self.length:
+            raise checks.fail("response", f"at most {self.length} digit tokens", response)
         return min(len(response) + 1, self.length)
 
     def __call__(self, prompt, response) -> float:
@@ -43,7 +46,8 @@ class DiscountedReward:
 
 def discounted_optimum(reference: Policy, reward, gamma: float, beta: float) -> TabularPolicy:
     """π*(y|x) ∝ π_ref(y|x)·exp(γ^(T−1) r(x, y)/β): the best policy for the discounted objective with a KL penalty."""
-    if not isinstance(reference, Policy) or not reference.eos:
+    checks.policy("reference", reference)
+    if not reference.eos:
         raise ValueError("the discount experiment needs a reference policy with eos=True "
                          "(for example toy.reference_policy(eos=True)), so that episodes can end early")
     return kl_regularised_optimum(reference, DiscountedReward(reward, gamma, reference.length), beta)
@@ -51,5 +55,6 @@ def discounted_optimum(reference: Policy, reward, gamma: float, beta: float) -> 
 
 def mean_length(policy: Policy, prompt) -> float:
     """E[number of digit tokens] under π(· | x)."""
+    checks.policy("policy", policy)
     dist = policy.length_distribution(prompt)
     return float(np.arange(len(dist)) @ dist)

@@ -65,12 +65,12 @@ def advantages(method: str, rewards, greedy_reward=None, eps: float = GRPO_EPS) 
     Returns an array of the same shape as ``rewards``.
     """
     checks.choose("method", method, METHODS)
-    r = np.asarray(rewards, dtype=float)
+    r = checks.array("rewards", rewards)
     if r.ndim == 0:
         raise ValueError("rewards must have a group axis (the last one), got a single number")
     n = r.shape[-1]
     if n < MIN_GROUP[method]:
-        raise ValueError(f"{method} needs a group of at least {MIN_GROUP[method]} responses, got n = {n}")
+        raise ValueError(f"rewards: {method} needs a group of at least {MIN_GROUP[method]} responses, got n = {n}")
     mean = r.mean(axis=-1, keepdims=True)
     if method in ("reinforce", "dr_grpo"):
         return r - mean
@@ -78,14 +78,23 @@ def advantages(method: str, rewards, greedy_reward=None, eps: float = GRPO_EPS) 
         return r - (r.sum(axis=-1, keepdims=True) - r) / (n - 1)  # = n/(n−1)·(r − mean)
     if method == "grpo":
         eps = checks.positive_finite("eps", eps)
+        with np.errstate(over="ignore", invalid="ignore"):
+            spread = r.std(axis=-1, ddof=1)
+        if not np.all(np.isfinite(spread)):
+            raise checks.fail("rewards", "numbers whose group spread is finite", r)
         return (r - mean) / (r.std(axis=-1, ddof=1, keepdims=True) + eps)
     if greedy_reward is None:
         raise ValueError("remax needs greedy_reward, the reward of the greedy response to the same prompt")
-    return r - np.asarray(greedy_reward, dtype=float)[..., None]
+    greedy = checks.array("greedy_reward", greedy_reward)
+    if checks.broadcastable(("greedy_reward", "the group shape of rewards"), greedy, r[..., 0]) != r.shape[:-1]:
+        raise ValueError(f"greedy_reward must broadcast to the group shape {r.shape[:-1]}, got {greedy.shape}")
+    return r - greedy[..., None]
 
 
 def greedy_response(policy: Policy, prompt) -> tuple[int, ...]:
     """ŷ: the response that takes the likeliest next token at every step (ties go to the smaller token id)."""
+    checks.policy("policy", policy)
+    prompt = check_prompt(prompt)
     y: tuple[int, ...] = ()
     for _ in range(policy.length):
         y = y + (int(np.argmax(policy.next_token_probs(prompt, y))),)
@@ -95,6 +104,7 @@ def greedy_response(policy: Policy, prompt) -> tuple[int, ...]:
 # -- gradients with respect to a tabular policy's logits ------------------------------------------------------
 def depth_probs(policy: Policy, prompt) -> list[np.ndarray]:
     """π(· | prefix) at every depth: entry t has shape (K,)*t + (K,)."""
+    checks.policy("policy", policy, responses=True)
     return [policy.prefix_probs(prompt, t) for t in range(policy.length)]
 
 
@@ -105,9 +115,12 @@ def gradient_from_weights(probs: list[np.ndarray], weights: np.ndarray) -> list[
     array per depth, shaped like ``probs[t]``: the derivative for logit (prefix, a) is
     W(prefix·a) − π(a | prefix)·W(prefix), where W(s) sums w over the responses that start with s.
     """
+    probs = _array_list("probs", probs)
     L = len(probs)
+    W = checks.array("weights", weights)  # W at depth L: the weights themselves
+    if probs[-1].shape != W.shape:
+        raise ValueError(f"weights must have the shape of probs[-1], {probs[-1].shape}, got {W.shape}")
     grads = [None] * L
-    W = np.asarray(weights, dtype=float)  # W at depth L: the weights themselves
     for t in reversed(range(L)):
         W_child = W if t == L - 1 else W.sum(axis=-1)
         W = W_child
@@ -117,11 +130,18 @@ def gradient_from_weights(probs: list[np.ndarray], weights: np.ndarray) -> list[
 
 def flatten(grads: list[np.ndarray]) -> np.ndarray:
     """One prompt's per-depth gradients as one vector θ = (depth 0 logits, depth 1 logits, ...) in C order."""
-    return np.concatenate([np.ravel(g) for g in grads])
+    return np.concatenate([np.ravel(g) for g in _array_list("grads", grads)])
+
+
+def _array_list(name: str, value) -> list[np.ndarray]:
+    if isinstance(value, (str, bytes, np.ndarray)) or not isinstance(value, (list, tuple)) or not value:
+        raise checks.fail(name, "a non-empty list of arrays, one per depth", value)
+    return [checks.array(f"{name}[{t}]", a) for t, a in enumerate(value)]
 
 
 def exact_policy_gradient(policy: Policy, reward, prompt) -> np.ndarray:
     """∇J = ∇_θ Σ_y π(y|x) r(x, y) = Σ_y π(y|x) r(x, y) ∇_θ log π(y|x), as a flat vector (see ``flatten``)."""
+    checks.policy("policy", policy, responses=True)
     P = policy.response_probs(prompt)
     R = reward_table(reward, prompt, policy.length, policy.n_actions)
     return flatten(gradient_from_weights(depth_probs(policy, prompt), P * R))
@@ -133,6 +153,7 @@ def score_norms(policy: Policy, prompt) -> np.ndarray:
     The depths use disjoint logits, and at depth t the score is e_{y_t} − π(· | s_t), so the squared norm is
     Σ_t [1 − 2π(y_t | s_t) + Σ_a π(a | s_t)²].
     """
+    checks.policy("policy", policy, responses=True)
     L = policy.length
     out = np.zeros(())
     for t, p in enumerate(depth_probs(policy, prompt)):
@@ -146,6 +167,7 @@ def gradient_estimate(method: str, policy: Policy, reward, prompt, n: int, rng=N
 
     ``method`` is one of ``METHODS`` or ``EXACT_CRITIC`` (then token t of response i is weighted by A(s_t, y_t)).
     """
+    checks.policy("policy", policy, responses=True)
     prompt = check_prompt(prompt)
     n = _check_group(method, n)
     ys = policy.sample(prompt, n, rng)
@@ -180,10 +202,23 @@ def _check_group(method: str, n) -> int:
     return checks.positive_int("n", n, low=MIN_GROUP[method], high=256)
 
 
-@functools.lru_cache(maxsize=64)
+MAX_COMPOSITIONS = 200_000
+"""Most compositions (how many of the n responses take each reward value) an exact expectation enumerates; with
+the n rewards of each, that is at most ``checks.MAX_ENUMERATION`` numbers."""
+
+
 def compositions(n: int, m: int) -> np.ndarray:
     """Every way to split n responses among m reward values: int array (C(n+m−1, m−1), m), rows summing to n.
-    (Cached and read-only.)"""
+    (Cached and read-only.) At most ``MAX_COMPOSITIONS`` rows."""
+    n = checks.positive_int("n", n, low=0)
+    m = checks.positive_int("m", m, low=1)
+    checks.enumeration(f"the compositions of n = {n} into m = {m} parts", math.comb(n + m - 1, m - 1),
+                       limit=MAX_COMPOSITIONS, smaller="a smaller group size n or a reward with fewer distinct values")
+    return _compositions(n, m)
+
+
+@functools.lru_cache(maxsize=64)
+def _compositions(n: int, m: int) -> np.ndarray:
     rows = []
     for bars in itertools.combinations(range(n + m - 1), m - 1):
         edges = (-1,) + bars + (n + m - 1,)
@@ -199,12 +234,16 @@ def _group_statistics(method, policy, reward, prompt, n, eps):
     P = policy.response_probs(prompt)
     R = reward_table(reward, prompt, policy.length, policy.n_actions)
     vals = np.unique(R[P > 0])
+    size = math.comb(n + len(vals) - 1, len(vals) - 1)
+    checks.enumeration(f"{method}'s exact moments over every group of n = {n} responses with {len(vals)} distinct "
+                       f"rewards ({checks.count(size)} compositions)", size * n, limit=checks.MAX_ENUMERATION,
+                       smaller="a smaller group size n or a reward with fewer distinct values")
     pv = np.array([P[R == v].sum() for v in vals])
     probs = depth_probs(policy, prompt)
     norms = score_norms(policy, prompt)
     G = np.stack([flatten(gradient_from_weights(probs, P * (R == v) / p)) for v, p in zip(vals, pv, strict=True)])
     M = np.array([(P * norms)[R == v].sum() / p for v, p in zip(vals, pv, strict=True)])
-    counts = compositions(n, len(vals))
+    counts = _compositions(n, len(vals))
     log_fact = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, n + 1)))])
     with np.errstate(divide="ignore"):
         log_p = np.log(pv)
@@ -232,10 +271,50 @@ def gradient_moments(method: str, policy: Policy, reward, prompt, n: int,
     E[g] = Σ_v E[c_v A_v]/n · G_v and E‖g‖² = (1/n²) E[Σ_i A_i² M_{v_i} + Σ_{i≠j} A_i A_j G_{v_i}·G_{v_j}], with c_v the
     number of responses whose reward is v and M_v = E[‖s‖² | r = v].
     """
+    checks.policy("policy", policy, responses=True)
     prompt = check_prompt(prompt)
     n = _check_group(method, n)
     if method == EXACT_CRITIC:
         return _exact_critic_moments(policy, reward, prompt, n)
+    if method in LINEAR:
+        return _linear_moments(method, policy, reward, prompt, n)
+    return _composition_moments(method, policy, reward, prompt, n, eps)
+
+
+LINEAR = ("reinforce", "dr_grpo", "rloo", "remax")
+"""Methods whose advantage is affine in the group's rewards, A_i = a·r_i + b·Σ_j r_j + c: their exact moments
+have a closed form (``_linear_moments``), with no enumeration of groups."""
+
+
+def _linear_moments(method, policy, reward, prompt, n):
+    """Closed form for A_i = a r_i + b S + c (S = Σ_j r_j). With α = a + b and D = b·S_{−i} + c (the other
+    responses' part), the scores having mean zero and the n (r_i, s_i) independent:
+
+        E[g] = α ∇J,   n² E‖g‖² = n (α² E[r²‖s‖²] + 2α E[D] E[r‖s‖²] + E[D²] E[‖s‖²]) + n(n − 1)(α² + b²)‖∇J‖².
+    """
+    P = policy.response_probs(prompt)
+    R = reward_table(reward, prompt, policy.length, policy.n_actions)
+    if method == "remax":
+        a, b, c = 1.0, 0.0, -float(R[greedy_response(policy, prompt)])
+    elif method == "rloo":
+        a, b, c = n / (n - 1), -1.0 / (n - 1), 0.0
+    else:
+        a, b, c = 1.0, -1.0 / n, 0.0
+    alpha = a + b
+    norms = score_norms(policy, prompt)
+    mu, var = float((P * R).sum()), float((P * (R - (P * R).sum()) ** 2).sum())
+    M0, M1, M2 = (float((P * R**k * norms).sum()) for k in range(3))
+    ED = b * (n - 1) * mu + c
+    ED2 = b * b * ((n - 1) * var + ((n - 1) * mu) ** 2) + 2 * b * c * (n - 1) * mu + c * c
+    grad = exact_policy_gradient(policy, reward, prompt)
+    gg = float(grad @ grad)
+    second = (n * (alpha**2 * M2 + 2 * alpha * ED * M1 + ED2 * M0) + n * (n - 1) * (alpha**2 + b * b) * gg) / n**2
+    mean = alpha * grad
+    return mean, float(max(second - alpha**2 * gg, 0.0))
+
+
+def _composition_moments(method, policy, reward, prompt, n, eps=GRPO_EPS):
+    """E[g] and E‖g − E[g]‖² by enumerating how many of the n responses take each reward value (any method)."""
     _, _, G, M, alpha, beta, B = _group_statistics(method, policy, reward, prompt, n, eps)
     gram = G @ G.T
     second = (beta @ (M - np.diag(gram)) + (B * gram).sum()) / n**2
@@ -272,7 +351,8 @@ def grpo_scale(n: int, p: float, eps: float = GRPO_EPS) -> float:
     c = Σ_k Binomial(k; n, p) · k(n − k) / (n² (σ_k + ε) p (1 − p)).
     """
     n = checks.positive_int("n", n, low=2, high=256)
-    p = checks.in_range("p", p, 0.0, 1.0)
+    p = checks.probability("p", p)
+    eps = checks.positive_finite("eps", eps)
     if p in (0.0, 1.0):
         raise ValueError(f"p must be strictly between 0 and 1, got {p!r}")
     k = np.arange(n + 1)
@@ -286,7 +366,7 @@ def expected_scale(method: str, n: int) -> float:
     """E[g] = scale·∇J for the methods where the scale is a constant: 1 (rloo, remax, exact critic) or 1 − 1/n."""
     n = _check_group(method, n)
     if method == "grpo":
-        raise ValueError("grpo has no constant scale: see grpo_scale for a 0/1 reward")
+        raise ValueError("method 'grpo' has no constant scale: see grpo_scale for a 0/1 reward")
     return 1.0 - 1.0 / n if method in ("reinforce", "dr_grpo") else 1.0
 
 

@@ -19,9 +19,14 @@ from .rewards import reward_table
 
 
 def _check_policy(policy) -> Policy:
-    if not isinstance(policy, Policy):
-        raise ValueError(f"policy must be a toy Policy (for example toy.reference_policy()), got {policy!r}")
+    checks.policy("policy", policy, responses=True)
     return policy
+
+
+def _check_table_size(policy: Policy, what: str) -> None:
+    checks.enumeration(f"{what} of length {policy.length} ({policy.n_actions}**{policy.length} responses × "
+                       f"{policy.length} positions)", policy.n_actions**policy.length * policy.length,
+                       smaller="a shorter response length (or eos=False)")
 
 
 def values(policy: Policy, reward, prompt) -> list[np.ndarray]:
@@ -38,6 +43,7 @@ def values(policy: Policy, reward, prompt) -> list[np.ndarray]:
 def reach_probs(policy: Policy, prompt) -> list[np.ndarray]:
     """P(y_<t | x), the chance that π writes each prefix: a list of L+1 arrays, entry t of shape (K,)*t."""
     policy = _check_policy(policy)
+    prompt = checks.prompt("prompt", prompt)
     reach = [np.ones(())]
     for t in range(policy.length):
         reach.append(reach[t][..., None] * policy.prefix_probs(prompt, t))
@@ -63,9 +69,7 @@ def return_variances(policy: Policy, reward, prompt) -> list[np.ndarray]:
 def value(policy: Policy, reward, prompt, prefix=()) -> float:
     """V^π(s) for the state s = (prompt, prefix): the expected reward of completing ``prefix`` with π."""
     policy = _check_policy(policy)
-    prefix = checks.tokens("prefix", prefix, policy.n_actions)
-    if len(prefix) > policy.length:
-        raise ValueError(f"prefix {prefix!r} has {len(prefix)} tokens; allowed: at most {policy.length}")
+    prefix = checks.prefix("prefix", prefix, policy.length, policy.eos)
     return float(values(policy, reward, prompt)[len(prefix)][prefix])
 
 
@@ -97,6 +101,7 @@ def _advantages_from_values(V: list[np.ndarray]) -> np.ndarray:
 
 def advantage_table(policy: Policy, reward, prompt) -> np.ndarray:
     """Every response's per-token advantages: shape (K,)*L + (L,); [y_0, ..., y_{L-1}, t] = A(s_t, y_t)."""
+    _check_table_size(_check_policy(policy), "an advantage table")
     return _advantages_from_values(values(policy, reward, prompt))
 
 
@@ -110,6 +115,7 @@ def credit_by_position(policy: Policy, reward, prompt) -> tuple[np.ndarray, np.n
     Advantages at different positions are uncorrelated (E[A_s A_t] = 0 for s ≠ t, since E[A_t | s_t] = 0), so
     Σ_t signal[t] = Var[r | x] and noise[t] = Σ_{s≠t} signal[s] = Var[r | x] − signal[t].
     """
+    _check_table_size(_check_policy(policy), "credit by position")
     V = values(policy, reward, prompt)
     A = _advantages_from_values(V)
     P = policy.response_probs(prompt)

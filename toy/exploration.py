@@ -23,8 +23,7 @@ from .rewards import reward_table
 
 
 def _check_policy(policy) -> Policy:
-    if not isinstance(policy, Policy):
-        raise ValueError(f"policy must be a toy Policy (for example toy.reference_policy()), got {policy!r}")
+    checks.policy("policy", policy, responses=True)
     return policy
 
 
@@ -46,10 +45,10 @@ def effective_responses(policy: Policy, prompt) -> float:
 def first_success_cdf(p: float, n) -> np.ndarray:
     """P(N ≤ n) = 1 − (1 − p)^n for N, the number of samples up to and including the first success
     (geometric, with success probability p per sample). Its mean is 1/p."""
-    p = checks.in_range("success probability p", p, 0.0, 1.0)
-    n = np.asarray(n, dtype=float)
+    p = checks.probability("p (the success probability)", p)
+    n = checks.array("n", n)
     if np.any(n < 0):
-        raise ValueError("sample counts n must be >= 0")
+        raise checks.fail("n", "sample counts >= 0", n)
     return -np.expm1(n * np.log1p(-p)) if p < 1 else (n >= 1).astype(float)
 
 
@@ -64,6 +63,7 @@ def sample_stream(policy: Policy, reward, prompt, n: int, rng=None) -> Stream:
     """Sample n responses from π(· | x) in order and record which earned a reward (seeded: rng or seed 0)."""
     _check_policy(policy)
     n = checks.positive_int("n", n, low=1)
+    rng = checks.rng("rng", rng)
     table = reward_table(reward, prompt, policy.length, policy.n_actions)
     ys = policy.sample(prompt, n, rng=np.random.default_rng(0 if rng is None else rng))
     rewarded = table[tuple(ys.T)] > 0

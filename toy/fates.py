@@ -11,6 +11,8 @@ from __future__ import annotations
 import html
 from typing import NamedTuple
 
+from . import checks
+
 
 class Row(NamedTuple):
     """One concept of the table."""
@@ -100,14 +102,28 @@ HEADERS = ("Concept", "Classical meaning", "In LLM post-training", "Fate, and wh
 
 def rows_for(label: str, rows=ROWS) -> list[Row]:
     """The rows the filter ``label`` shows."""
-    return [r for r in rows if r.fate in FILTERS[label]]
+    fates = checks.choose("filter label", label, FILTERS)
+    return [r for r in _check_rows(rows) if r.fate in fates]
+
+
+def _check_rows(rows) -> tuple[Row, ...]:
+    if isinstance(rows, (str, bytes)) or not isinstance(rows, (list, tuple)):
+        raise checks.fail("rows", "a sequence of toy.fates.Row", rows)
+    for r in rows:
+        if not isinstance(r, Row) or not all(isinstance(f, str) for f in r):
+            raise checks.fail("rows", "a sequence of toy.fates.Row with text fields", r)
+        checks.choose("fate in rows", r.fate, FATES)
+    return tuple(rows)
 
 
 class FateTable:
     """The table as HTML with a fate filter (radio buttons and CSS, no script); displays itself in Jupyter."""
 
     def __init__(self, rows=ROWS, link_prefix: str = "", uid: str = "fates"):
-        self.rows, self.link_prefix, self.uid = tuple(rows), link_prefix, uid
+        self.rows, self.link_prefix = _check_rows(rows), checks.text("link_prefix", link_prefix)
+        self.uid = checks.text("uid", uid)
+        if not self.uid or not (self.uid[0].isalpha() and all(c.isalnum() or c in "-_" for c in self.uid)):
+            raise checks.fail("uid", "a CSS identifier (a letter, then letters, digits, - or _)", uid)
 
     def html(self) -> str:
         """The table, its filter and its style, as one self-contained HTML fragment."""

@@ -12,6 +12,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
+from . import checks
+
 EXACT = dict(color="#1f77b4")
 SEQUENCE = dict(color="#ff7f0e", pattern=dict(shape="/", fgcolor="#7a3a00", solidity=0.3))
 PATTERNS = ("", "/", ".", "x", "\\", "+", "-", "|")
@@ -21,6 +23,10 @@ FONT = dict(family="system-ui, -apple-system, Segoe UI, Roboto, sans-serif", siz
 
 def base_layout(fig: go.Figure, title: str, height: int = 420) -> go.Figure:
     """The book's common look: a title, a legend under the plot, no fixed width (figures follow the page)."""
+    if not isinstance(fig, go.Figure):
+        raise checks.fail("fig", "a plotly Figure", fig)
+    title = checks.text("title", title)
+    height = checks.positive_int("height", height, low=100, high=10_000)
     fig.update_layout(
         title=dict(text=title, x=0.02, xanchor="left", font=dict(size=15)),
         height=height,
@@ -41,6 +47,7 @@ def credit_bars(length: int) -> go.Figure:
     Var r that position t decides), trace 3 E[(r − V(x) − A_t)²] (the noise r − V(x) adds at t, which equals
     Σ_{s≠t} E[A_s²]).
     """
+    length = checks.positive_int("length", length, low=1, high=1000)
     positions = [f"token {t + 1}" for t in range(length)]
     fig = make_subplots(
         rows=2, cols=1, vertical_spacing=0.2,
@@ -97,6 +104,14 @@ PRIOR_COLOURS = ("#1f77b4", "#2ca02c", "#d62728", "#9467bd", "#7f7f7f")
 def distribution_bars(distributions: dict, labels: list[str], title: str, xtitle: str = "next token",
                       ytitle: str = "probability") -> go.Figure:
     """Grouped bars, one series per entry of ``distributions`` (name → array of len(labels))."""
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, (list, tuple)) or not labels:
+        raise checks.fail("labels", "a non-empty list of bar labels", labels)
+    if not isinstance(distributions, dict):
+        raise checks.fail("distributions", "a dict {name: values}", distributions)
+    for name, p in distributions.items():
+        checks.array(f"distributions[{name!r}]", p, shape=(len(labels),))
+    for arg, value in (("title", title), ("xtitle", xtitle), ("ytitle", ytitle)):
+        checks.text(arg, value)
     fig = go.Figure()
     for k, (name, p) in enumerate(distributions.items()):
         fig.add_bar(x=labels, y=list(p), name=str(name), marker=dict(pattern=dict(shape=PATTERNS[k % len(PATTERNS)])),

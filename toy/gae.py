@@ -28,15 +28,18 @@ from .montecarlo import mc_value
 from .policy import Policy, check_prompt
 from .rewards import reward_table
 
+MAX_VINE_PREFIXES = 20_000
+"""Most prefixes ``vine_table`` estimates one by one (length 6 has 3,906 prefixes of the five digits)."""
+
 
 def gae(rewards, values_, lam: float, gamma: float = 1.0) -> np.ndarray:
     """GAE advantages: rewards and values of shape (..., L) (values at s_0..s_{L−1}; 0 after the end) → (..., L)."""
-    lam = checks.in_range("lam", lam, 0.0, 1.0)
-    gamma = checks.in_range("gamma", gamma, 0.0, 1.0)
-    r = np.asarray(rewards, dtype=float)
-    v = np.asarray(values_, dtype=float)
-    if r.shape != v.shape or r.ndim == 0:
-        raise ValueError(f"rewards and values must have the same shape (..., L), got {r.shape} and {v.shape}")
+    lam = checks.discount("lam", lam)
+    gamma = checks.discount("gamma", gamma)
+    r = checks.array("rewards", rewards, min_ndim=1)
+    v = checks.array("values_", values_, min_ndim=1)
+    if r.shape != v.shape:
+        raise ValueError(f"rewards and values_ must have the same shape (..., L), got {r.shape} and {v.shape}")
     next_v = np.concatenate([v[..., 1:], np.zeros(v.shape[:-1] + (1,))], axis=-1)
     delta = r + gamma * next_v - v
     A = np.empty_like(delta)
@@ -50,11 +53,20 @@ def gae(rewards, values_, lam: float, gamma: float = 1.0) -> np.ndarray:
 def gae_table(value_tables: list[np.ndarray], reward_tab: np.ndarray, lam: float) -> np.ndarray:
     """GAE(λ) for every response at once, with a terminal reward: ``value_tables[t]`` holds V̂ at every prefix of
     depth t (shape (K,)*t, t = 0..L−1), ``reward_tab`` r(x, y) (shape (K,)*L). Returns (K,)*L + (L,)."""
+    lam = checks.discount("lam", lam)
+    reward_tab = checks.array("reward_tab", reward_tab, min_ndim=1)
     L = reward_tab.ndim
+    K = reward_tab.shape[0]
+    if reward_tab.shape != (K,) * L:
+        raise ValueError(f"reward_tab must have shape (K,)*L, got {reward_tab.shape}")
+    if isinstance(value_tables, (str, bytes, np.ndarray)) or not isinstance(value_tables, (list, tuple)):
+        raise checks.fail("value_tables", f"a list of {L} arrays, one per depth", value_tables)
     if len(value_tables) != L:
-        raise ValueError(f"need one value table per depth 0..{L - 1}, got {len(value_tables)}")
+        raise ValueError(f"value_tables: need one value table per depth 0..{L - 1}, got {len(value_tables)}")
+    value_tables = [checks.array(f"value_tables[{t}]", vt, shape=(K,) * t) for t, vt in enumerate(value_tables)]
+    checks.enumeration("a GAE table", reward_tab.size * L)
     shape = reward_tab.shape
-    v = np.stack([np.broadcast_to(np.asarray(vt, dtype=float).reshape(vt.shape + (1,) * (L - t)), shape)
+    v = np.stack([np.broadcast_to(vt.reshape(vt.shape + (1,) * (L - t)), shape)
                   for t, vt in enumerate(value_tables)], axis=-1)
     r = np.zeros(shape + (L,))
     r[..., L - 1] = reward_tab
@@ -68,11 +80,13 @@ def exact_value_tables(policy: Policy, reward, prompt) -> list[np.ndarray]:
 
 def advantage_errors(table: np.ndarray, policy: Policy, reward, prompt) -> np.ndarray:
     """E_{y~π}[(Â_t(y) − A(s_t, y_t))²] for each position t: shape (L,)."""
+    checks.policy("policy", policy)
     prompt = check_prompt(prompt)
+    table = checks.array("table", table)
     A = advantage_table(policy, reward, prompt)
     P = policy.response_probs(prompt)
     if table.shape != A.shape:
-        raise ValueError(f"advantage table must have shape {A.shape}, got {table.shape}")
+        raise ValueError(f"table (the advantage table) must have shape {A.shape}, got {table.shape}")
     return np.tensordot(P, (table - A) ** 2, axes=policy.length)
 
 
@@ -82,6 +96,7 @@ def vine_errors(policy: Policy, reward, prompt, k: int) -> np.ndarray:
     Â_t − A_t = e(s_{t+1}) − e(s_t) with independent, unbiased errors of variance Var[r | s]/K (e(s_L) = 0), so
     the expected square is E_y[Var[r | s_{t+1}] + Var[r | s_t]] / K.
     """
+    checks.policy("policy", policy)
     k = checks.positive_int("k", k, low=1)
     var = return_variances(policy, reward, prompt)
     L = policy.length
@@ -97,7 +112,7 @@ def vine_errors(policy: Policy, reward, prompt, k: int) -> np.ndarray:
 def gae_exact_value_errors(policy: Policy, reward, prompt, lam: float) -> np.ndarray:
     """E[(Â_t − A_t)²] for GAE(λ) with the exact V: Σ_{l ≥ 1} λ^{2l} E[A_{t+l}²] (later advantages are uncorrelated
     noise). Shape (L,)."""
-    lam = checks.in_range("lam", lam, 0.0, 1.0)
+    lam = checks.discount("lam", lam)
     A = advantage_table(policy, reward, prompt)
     P = policy.response_probs(prompt)
     sq = np.tensordot(P, A**2, axes=policy.length)  # E[A_t²]
@@ -111,9 +126,11 @@ def vine_values(policy: Policy, reward, prompt, response, k: int, rng=None) -> n
     V̂(s_t) is ``toy.montecarlo.mc_value`` with K rollouts from the prefix y_<t (each state its own rollouts);
     V̂(s_L) = r(x, y) exactly.
     """
+    checks.policy("policy", policy, responses=True)
     prompt = check_prompt(prompt)
     y = policy.check_response(response)
-    rng = np.random.default_rng(0 if rng is None else rng)
+    k = checks.positive_int("k", k, low=1, high=checks.MAX_ENUMERATION // policy.length)
+    rng = checks.rng("rng", rng)
     R = reward_table(reward, prompt, policy.length, policy.n_actions)
     est = [mc_value(policy, reward, prompt, y[:t], k, rng) for t in range(policy.length)]
     return np.array(est + [float(R[y])])
@@ -123,10 +140,15 @@ def vine_table(policy: Policy, reward, prompt, k: int, rng=None) -> np.ndarray:
     """VinePPO advantages for every response from one Monte Carlo estimate per prefix (K rollouts each, seeded):
     shape (K,)*L + (L,). Sharing one estimate per prefix among the responses through it leaves each response's
     errors distributed as in ``vine_errors``."""
+    checks.policy("policy", policy, responses=True)
     prompt = check_prompt(prompt)
-    k = checks.positive_int("k", k, low=1)
-    rng = np.random.default_rng(0 if rng is None else rng)
     L, K = policy.length, policy.n_actions
+    n_prefixes = sum(K**t for t in range(L))
+    checks.enumeration(f"policy {checks.show(policy)}: VinePPO values at every prefix of length {L} (one Python call "
+                       "per prefix)", n_prefixes, limit=MAX_VINE_PREFIXES, smaller="a shorter response length")
+    checks.enumeration("policy: a VinePPO advantage table", K**L * L)
+    k = checks.positive_int("k", k, low=1, high=max(1, checks.MAX_ENUMERATION // (L * n_prefixes)))
+    rng = checks.rng("rng", rng)
     R = reward_table(reward, prompt, L, K)
     tables = []
     for t in range(L):

@@ -29,21 +29,43 @@ LEARNERS = {
 """Names of the two learners, with what a mistake does to each."""
 
 
-def _check(eps, horizon) -> tuple[float, int]:
-    eps = checks.in_range("eps", eps, 0.0, 1.0)
-    horizon = checks.positive_int("horizon", horizon, low=1)
+MAX_CURVE = 10_000_000
+"""Longest horizon ``cost_curves`` tabulates step by step, and most (episode, step) pairs ``simulate`` draws."""
+
+
+def _check(eps, horizon, name: str = "horizon", high: int | None = None) -> tuple[float, int]:
+    eps = checks.probability("eps", eps)
+    horizon = checks.horizon(name, horizon, high=high)
     return eps, horizon
 
 
+def _off_path(eps: float, T: np.ndarray) -> np.ndarray:
+    """1 − (1 − ε)^T, accurate for tiny ε: −expm1(T·log1p(−ε))."""
+    if eps == 1.0:
+        return np.ones(np.shape(T))
+    return -np.expm1(T * np.log1p(-eps))
+
+
 def behaviour_cloning_cost(eps: float, horizon: int) -> float:
-    """J_BC(T) = Σ_{t=1..T} [1 − (1 − ε)^t], the expected cost of a learner that never recovers from a mistake."""
+    """J_BC(T) = Σ_{t=1..T} [1 − (1 − ε)^t], the expected cost of a learner that never recovers from a mistake.
+
+    Exact to rounding for any ε and T: while εT < 1 it sums the alternating series
+    J = Σ_{k≥1} (−1)^(k+1) C(T+1, k+1) ε^k (whose terms shrink by a factor εT/3 or faster), and beyond that it
+    uses the closed form T − ((1 − ε)/ε)·(1 − (1 − ε)^T), where the subtraction no longer cancels.
+    """
     eps, horizon = _check(eps, horizon)
     if eps == 0.0:
         return 0.0
-    q = 1.0 - eps
-    # Closed form of the geometric sum; -expm1(T·log q) = 1 − q^T keeps small ε accurate.
-    one_minus_qT = -np.expm1(horizon * np.log1p(-eps)) if eps < 1.0 else 1.0
-    return float(horizon - (q / eps) * one_minus_qT)
+    T = float(horizon)
+    if eps * T < 1.0:
+        term = T * (T + 1.0) / 2.0 * eps  # C(T+1, 2)·ε
+        total, k = 0.0, 1
+        while term != 0.0 and abs(term) > 1e-17 * abs(total) and k <= horizon:
+            total += term
+            term *= -eps * (T - k) / (k + 2)  # C(T+1, k+2)ε^(k+1) / (C(T+1, k+1)ε^k) with the sign flipped
+            k += 1
+        return float(total)
+    return float(T - (1.0 - eps) / eps * _off_path(eps, T))
 
 
 def dagger_cost(eps: float, horizon: int) -> float:
@@ -61,12 +83,14 @@ def quadratic_approximation(eps: float, horizon: int) -> float:
 def cost_curves(eps: float, max_horizon: int) -> dict[str, np.ndarray]:
     """The three curves above for T = 1..max_horizon, as arrays of shape (max_horizon,).
 
-    Keys: ``horizon``, ``behaviour_cloning``, ``dagger``, ``quadratic``.
+    Keys: ``horizon``, ``behaviour_cloning``, ``dagger``, ``quadratic``. ``max_horizon`` is at most ``MAX_CURVE``
+    (for a single longer horizon, ``behaviour_cloning_cost`` needs no table).
     """
-    eps, max_horizon = _check(eps, max_horizon)
+    eps, max_horizon = _check(eps, max_horizon, "max_horizon")
+    checks.enumeration(f"cost curves up to horizon {max_horizon:,}", max_horizon, limit=MAX_CURVE,
+                       smaller="a smaller max_horizon (behaviour_cloning_cost gives one long horizon exactly)")
     T = np.arange(1, max_horizon + 1)
-    q = 1.0 - eps
-    per_step = 1.0 - q ** T  # P(off the path by step t)
+    per_step = _off_path(eps, T.astype(float))  # P(off the path by step t)
     return {
         "horizon": T.astype(float),
         "behaviour_cloning": np.cumsum(per_step),
@@ -85,7 +109,9 @@ def simulate(eps: float, horizon: int, episodes: int = 2000, rng=None) -> dict[s
     """
     eps, horizon = _check(eps, horizon)
     episodes = checks.positive_int("episodes", episodes, low=1)
-    rng = np.random.default_rng(0 if rng is None else rng)
+    checks.enumeration(f"simulating {episodes:,} episodes of {horizon:,} steps", episodes * horizon,
+                       limit=MAX_CURVE, smaller="fewer episodes or a shorter horizon")
+    rng = checks.rng("rng", rng)
     mistakes = rng.random((episodes, horizon)) < eps
     off_path = np.logical_or.accumulate(mistakes, axis=1)
     return {

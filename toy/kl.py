@@ -21,10 +21,10 @@ def _xlogy_ratio(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 def response_kl(p: np.ndarray, q: np.ndarray) -> float:
-    """KL(p ‖ q) = Σ_y p(y) log(p(y)/q(y)) for two distributions over the same responses (any equal shapes)."""
-    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    if p.shape != q.shape:
-        raise ValueError(f"distributions must have the same shape, got {p.shape} and {q.shape}")
+    """KL(p ‖ q) = Σ_y p(y) log(p(y)/q(y)) for two distributions over the same responses (any equal shapes, each
+    summing to one over all its entries). Infinite when p puts mass where q has none."""
+    p, q = checks.probabilities("p", p), checks.probabilities("q", q)
+    checks.same_shape(("p", "q"), p, q)
     if np.any((p > 0) & (q <= 0)):
         return float("inf")
     return float(_xlogy_ratio(p, q).sum())
@@ -32,8 +32,8 @@ def response_kl(p: np.ndarray, q: np.ndarray) -> float:
 
 def sequence_kl(policy: Policy, reference: Policy, prompt) -> float:
     """KL(π(· | x) ‖ π_ref(· | x)) over whole responses, by enumeration."""
-    if policy.length != reference.length or policy.n_actions != reference.n_actions:
-        raise ValueError("the two policies must have the same length and action set")
+    checks.policy("policy", policy), checks.policy("reference", reference)
+    checks.same_action_set(("policy", "reference"), policy, reference)
     return response_kl(policy.response_probs(prompt), reference.response_probs(prompt))
 
 
@@ -42,19 +42,41 @@ def kl_regularised_optimum(reference: Policy, reward, beta: float) -> TabularPol
 
     The token-level conditionals of π* are ratios of its prefix marginals, so π* is exactly representable by a
     ``TabularPolicy``: π*(a | x, y_<t) = Z(x, y_<t·a) / Z(x, y_<t) with Z summing π_ref·exp(r/β) below a prefix.
+
+    Exact at any β > 0: the weights are π_ref·exp((r − max r)/β), a shift that leaves π* unchanged, so the best
+    responses keep their π_ref weights however small β is, and as β → 0 π* tends to π_ref restricted to the best
+    responses. A token that leads only to weight 0 gets a logit of ``LOG_ZERO``; a prefix of weight 0 keeps π_ref's
+    next-token distribution.
     """
+    checks.policy("reference", reference, responses=True)
     beta = checks.positive_finite("beta", beta)
     L, K = reference.length, reference.n_actions
     logits = [np.empty((len(PROMPTS),) + (K,) * (t + 1)) for t in range(L)]
     for i, x in enumerate(PROMPTS):
-        log_w = np.log(np.maximum(reference.response_probs(x), np.finfo(float).tiny))
-        log_w = log_w + reward_table(reward, x, L, K) / beta
+        r = reward_table(reward, x, L, K)
+        with np.errstate(divide="ignore", over="ignore"):
+            log_w = np.log(reference.response_probs(x)) + (r - r.max()) / beta
         # log Z at every prefix depth, summing out the later tokens (log-sum-exp keeps small β stable).
         log_z = [None] * (L + 1)
         log_z[L] = log_w
         for t in reversed(range(L)):
-            m = log_z[t + 1].max(axis=-1, keepdims=True)
-            log_z[t] = (m + np.log(np.exp(log_z[t + 1] - m).sum(axis=-1, keepdims=True)))[..., 0]
+            log_z[t] = _log_sum_exp(log_z[t + 1])
         for t in range(L):
-            logits[t][i] = log_z[t + 1] - log_z[t][..., None]
+            parent = log_z[t][..., None]
+            with np.errstate(invalid="ignore"):
+                cond = np.where(np.isneginf(log_z[t + 1]), LOG_ZERO, log_z[t + 1] - parent)
+            ref = np.log(np.maximum(reference.prefix_probs(x, t), np.finfo(float).tiny))
+            logits[t][i] = np.where(np.isneginf(parent), ref, np.maximum(cond, LOG_ZERO))
     return TabularPolicy(logits, eos=reference.eos)
+
+
+LOG_ZERO = -1e300
+"""The logit ``kl_regularised_optimum`` gives a token of probability zero (finite, so every logit stays a number)."""
+
+
+def _log_sum_exp(a: np.ndarray) -> np.ndarray:
+    """log Σ exp(a) over the last axis, −inf where every entry is −inf."""
+    m = a.max(axis=-1)
+    safe = np.where(np.isneginf(m), 0.0, m)
+    with np.errstate(divide="ignore"):
+        return np.where(np.isneginf(m), -np.inf, safe + np.log(np.exp(a - safe[..., None]).sum(axis=-1)))

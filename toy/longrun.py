@@ -32,6 +32,9 @@ from .policy import VOCAB_SIZE, BigramPolicy, check_prompt, log_softmax, softmax
 MAX_LENGTH = 100_000
 """Longest response the dynamic programme accepts."""
 
+MAX_BIGRAM = 10
+"""Longest ``MarkovPolicy.bigram`` (the enumerating code's limit, ``toy.policy.MAX_LENGTH``)."""
+
 LONG_REWARDS = ("sum_to_target", "first_token", "count_target")
 """The toy rewards with a finite accumulator, so their long-response credit is exact by dynamic programming."""
 
@@ -58,6 +61,7 @@ class MarkovPolicy:
 
     def bigram(self, length: int) -> BigramPolicy:
         """The same policy as a ``toy.BigramPolicy`` of ``length`` tokens, so toy.exact can enumerate it."""
+        length = checks.positive_int("length", length, low=1, high=MAX_BIGRAM)
         logits = np.broadcast_to(np.log(self.transition), (length, VOCAB_SIZE, VOCAB_SIZE))
         return BigramPolicy(logits, name=f"markov {self.preset}")
 
@@ -135,7 +139,10 @@ def credit(policy: MarkovPolicy, reward: str, prompt, length: int) -> LongCredit
 def credit_horizon(mean_square: np.ndarray, share: float = 0.9) -> int:
     """The fewest positions that together hold ``share`` of Σ_t E[A_t²] = Var(r) (the tokens that matter)."""
     share = checks.in_range("share", share, 0.0, 1.0)
-    m = np.sort(np.asarray(mean_square, dtype=float))[::-1]
+    m = checks.array("mean_square", mean_square, ndim=1)
+    if np.any(m < 0):
+        raise checks.fail("mean_square", "mean squares >= 0", m)
+    m = np.sort(m)[::-1]
     total = m.sum()
     if total <= 0:
         return 0

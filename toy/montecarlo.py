@@ -12,11 +12,11 @@ from .rewards import get_reward, reward_table
 
 def rollouts_from(policy: Policy, prompt, prefix, k: int, rng=None) -> np.ndarray:
     """K complete responses that start with ``prefix`` and continue with π: int array (k, length)."""
-    prefix = checks.tokens("prefix", prefix, policy.n_actions)
-    if len(prefix) > policy.length:
-        raise ValueError(f"prefix {prefix!r} has {len(prefix)} tokens; allowed: at most {policy.length}")
-    k = checks.positive_int("k", k, low=1)
-    rng = np.random.default_rng(0 if rng is None else rng)
+    checks.policy("policy", policy)
+    prompt = checks.prompt("prompt", prompt)
+    prefix = checks.prefix("prefix", prefix, policy.length, policy.eos)
+    k = checks.positive_int("k", k, low=1, high=checks.MAX_ENUMERATION // policy.length)
+    rng = checks.rng("rng", rng)
     ys = np.zeros((k, policy.length), dtype=int)
     ys[:, : len(prefix)] = prefix
     for t in range(len(prefix), policy.length):
@@ -31,6 +31,7 @@ def mc_value(policy: Policy, reward, prompt, prefix=(), k: int = 9, rng=None) ->
 
     Unbiased for V^π(s); its variance is Var_π[r | s] / K. (VinePPO's configs use K = 9.)
     """
-    ys = rollouts_from(policy, prompt, prefix, k, rng)
+    checks.policy("policy", policy, responses=True)
     table = reward_table(get_reward(reward), prompt, policy.length, policy.n_actions)
+    ys = rollouts_from(policy, prompt, prefix, k, rng)
     return float(table[tuple(ys.T)].mean())

@@ -21,12 +21,16 @@ from . import checks, estimators
 from .policy import Policy, TabularPolicy, check_prompt
 from .rewards import reward_table
 
+MAX_STEPS = 10_000
+"""Most gradient steps ``policy_path`` takes (it keeps every policy on the path)."""
+
 
 def reward_gradient(policy: TabularPolicy, reward, prompt) -> list[np.ndarray]:
     """∂E[r]/∂z for the logits of one prompt: ∂J/∂z_{s,a} = P(s) π(a|s) (V(s·a) − V(s)), as arrays (K,)*(t+1).
 
     The exact policy gradient of ``toy.estimators`` (Σ_y π(y|x) r(x, y) ∇ log π(y|x)), one array per depth.
     """
+    checks.policy("policy", policy, responses=True)
     x = check_prompt(prompt)
     weights = policy.response_probs(x) * reward_table(reward, x, policy.length, policy.n_actions)
     return estimators.gradient_from_weights(estimators.depth_probs(policy, x), weights)
@@ -34,9 +38,10 @@ def reward_gradient(policy: TabularPolicy, reward, prompt) -> list[np.ndarray]:
 
 def policy_path(reference: Policy, reward, prompt, steps: int, lr: float) -> list[TabularPolicy]:
     """π_0 = π_ref, then π_{n+1} = π_n with logits z + lr·∇_z E[r] for ``prompt`` (exact gradient ascent)."""
+    checks.policy("reference", reference, responses=True)
     x = check_prompt(prompt)
-    steps = checks.positive_int("steps", steps, low=0)
-    lr = checks.positive_finite("lr", lr)
+    steps = checks.positive_int("steps", steps, low=0, high=MAX_STEPS)
+    lr = checks.learning_rate("lr", lr)
     policy = TabularPolicy.from_policy(reference)
     path = [policy]
     for _ in range(steps):
@@ -64,9 +69,9 @@ class WeightVariance(NamedTuple):
 
 def weight_variance(current: Policy, old: Policy, prompt) -> WeightVariance:
     """Exact variances (under π_old) of the sequence weight, the per-token ratios and GSPO's normalised ratio."""
+    checks.policy("current", current, responses=True), checks.policy("old", old)
     x = check_prompt(prompt)
-    if current.length != old.length or current.n_actions != old.n_actions:
-        raise ValueError("the two policies must have the same length and action set")
+    checks.same_action_set(("current", "old"), current, old)
     L = old.length
     P_old, P_new = old.response_probs(x), current.response_probs(x)
     if np.any((P_new > 0) & (P_old <= 0)):

@@ -31,6 +31,7 @@ MAX_LENGTH = 10
 
 def softmax(logits: np.ndarray, axis: int = -1) -> np.ndarray:
     """exp(z) / Σ exp(z) along ``axis``, stable for any finite logits."""
+    logits = checks.array("logits", logits, min_ndim=1)
     z = logits - logits.max(axis=axis, keepdims=True)
     e = np.exp(z)
     return e / e.sum(axis=axis, keepdims=True)
@@ -38,19 +39,22 @@ def softmax(logits: np.ndarray, axis: int = -1) -> np.ndarray:
 
 def log_softmax(logits: np.ndarray, axis: int = -1) -> np.ndarray:
     """log softmax(z) along ``axis``."""
+    logits = checks.array("logits", logits, min_ndim=1)
     z = logits - logits.max(axis=axis, keepdims=True)
     return z - np.log(np.exp(z).sum(axis=axis, keepdims=True))
 
 
 def check_prompt(prompt) -> int:
     """The prompt as an int, or ValueError naming it and ``PROMPTS``."""
-    if isinstance(prompt, bool) or not isinstance(prompt, (int, np.integer)) or int(prompt) not in PROMPTS:
-        raise ValueError(f"unknown prompt {prompt!r}; allowed prompts: {PROMPTS}")
-    return int(prompt)
+    return checks.prompt("prompt", prompt)
 
 
 def strip_eos(response) -> tuple[int, ...]:
     """The tokens before the first EOS: what a reward reads."""
+    return _strip_eos(checks.tokens("response", response, VOCAB_SIZE + 1))
+
+
+def _strip_eos(response) -> tuple[int, ...]:
     out = []
     for tok in response:
         if tok == EOS:
@@ -95,16 +99,12 @@ class Policy:
     def next_token_probs(self, prompt, prefix=()) -> np.ndarray:
         """π(· | x, prefix): shape (n_actions,)."""
         prefix = self._check_prefix(prefix)
+        prompt = check_prompt(prompt)
         return np.array(self.prefix_probs(prompt, len(prefix))[prefix])
 
     def _check_prefix(self, prefix) -> tuple[int, ...]:
-        prefix = checks.tokens("prefix", prefix, self.n_actions)
-        if len(prefix) >= self.length:
-            raise ValueError(
-                f"prefix {prefix!r} has {len(prefix)} tokens; a prefix that still has a next token has at most "
-                f"{self.length - 1} (the response length is {self.length})"
-            )
-        return prefix
+        """A prefix that still has a next token: at most length − 1 tokens, no digit after an EOS."""
+        return checks.prefix("prefix", prefix, self.length, self.eos, strict=True)
 
     def check_response(self, response) -> tuple[int, ...]:
         """A complete response, padded with EOS to ``length`` tokens; ValueError if it is not one.
@@ -132,6 +132,8 @@ class Policy:
 
         π(y | x) = Π_t π(y_t | x, y_<t), built one depth at a time.
         """
+        prompt = check_prompt(prompt)
+        checks.responses_of(self)
         p = np.ones(())
         for t in range(self.length):
             p = p[..., None] * self.prefix_probs(prompt, t)
@@ -161,8 +163,9 @@ class Policy:
 
         ``rng`` is a numpy Generator or a seed (default seed 0), so results are reproducible.
         """
-        n = checks.positive_int("n", n, low=1)
-        rng = np.random.default_rng(0 if rng is None else rng)
+        prompt = check_prompt(prompt)
+        n = checks.positive_int("n", n, low=1, high=checks.MAX_ENUMERATION // self.length)
+        rng = checks.rng("rng", rng)
         ys = np.zeros((n, self.length), dtype=int)
         for t in range(self.length):
             probs = np.broadcast_to(self.prefix_probs(prompt, t)[tuple(ys[:, :t].T)], (n, self.n_actions))
@@ -179,18 +182,16 @@ class BigramPolicy(Policy):
     """
 
     def __init__(self, logits, temperature: float = 1.0, eos: bool = False, name: str = "custom"):
-        logits = np.asarray(logits, dtype=float)
-        self.eos = bool(eos)
+        logits = checks.array("logits", logits)
+        self.eos = checks.flag("eos", eos)
         k = self.n_actions
         if logits.ndim != 3 or logits.shape[1:] != (k, k) or not 1 <= logits.shape[0] <= MAX_LENGTH:
             raise ValueError(
                 f"logits must have shape (length, {k}, {k}) with 1 <= length <= {MAX_LENGTH}, got {logits.shape}"
             )
-        if not np.all(np.isfinite(logits)):
-            raise ValueError("logits must all be finite")
         self.length = logits.shape[0]
         self.temperature = checks.positive_finite("temperature", temperature)
-        self.name = name
+        self.name = checks.text("name", name)
         self.logits = logits
         self.table = softmax(log_softmax(logits) / self.temperature)  # (length, prev, a)
 
@@ -214,18 +215,24 @@ class TabularPolicy(Policy):
     """
 
     def __init__(self, logits: list, eos: bool = False):
-        self.eos = bool(eos)
-        self.length = len(logits)
+        self.eos = checks.flag("eos", eos)
+        if isinstance(logits, (str, bytes, np.ndarray)) or not isinstance(logits, (list, tuple)):
+            raise checks.fail("logits", "a list of arrays, one per depth", logits)
+        self.length = checks.positive_int("len(logits), the length,", len(logits), low=1, high=MAX_LENGTH)
         k = self.n_actions
+        checks.enumeration(f"logits: a tabular policy of length {self.length} with {k} tokens",
+                           len(PROMPTS) * sum(k ** (t + 1) for t in range(self.length)),
+                           smaller="a shorter response length (or eos=False)")
         for t, z in enumerate(logits):
             want = (len(PROMPTS),) + (k,) * (t + 1)
             if np.shape(z) != want:
                 raise ValueError(f"logits[{t}] must have shape {want}, got {np.shape(z)}")
-        self.logits = [np.array(z, dtype=float) for z in logits]
+        self.logits = [np.array(checks.array(f"logits[{t}]", z), dtype=float) for t, z in enumerate(logits)]
 
     @classmethod
     def from_policy(cls, policy: Policy) -> TabularPolicy:
         """A tabular copy of any policy: logits = log π(a | s) for every prompt and prefix."""
+        checks.policy("policy", policy)
         tiny = np.finfo(float).tiny
         logits = [
             np.stack([np.log(np.maximum(policy.prefix_probs(x, t), tiny)) for x in PROMPTS])
@@ -305,9 +312,14 @@ class HabitPolicy(Policy):
 
     def __init__(self, weights: dict, temperature: float = 1.0, length: int = RESPONSE_LENGTH, eos: bool = False,
                  name: str = "custom"):
-        self.eos = bool(eos)
+        self.eos = checks.flag("eos", eos)
         self.length = checks.positive_int("length", length, low=1, high=MAX_LENGTH)
         self.temperature = checks.positive_finite("temperature", temperature)
+        if not isinstance(weights, dict):
+            raise checks.fail("weights", "a dict of habit name -> weight", weights)
+        for h, w in weights.items():
+            checks.choose("habit", h, HABITS)
+            checks.finite("habit weight " + str(h), w)
         self.weights = {h: float(weights.get(h, 0.0)) for h in HABITS}
         self.name = name
         k, w = self.n_actions, self.weights
@@ -364,6 +376,7 @@ def reference_policy(preset: str = "pretrained", temperature: float = 1.0, lengt
     weights = habit_weights(preset, **habits)
     length = checks.positive_int("length", length, low=1, high=MAX_LENGTH)
     temperature = checks.positive_finite("temperature", temperature)
+    eos = checks.flag("eos", eos)
     name = preset if not any(habits.values()) else preset + "+" + ",".join(f"{h}{v:+g}" for h, v in habits.items()
                                                                           if v)
     return HabitPolicy(weights, temperature=temperature, length=length, eos=eos, name=name)

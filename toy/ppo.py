@@ -36,12 +36,14 @@ class TokenAdvantages:
                  vine_k: int = 9, critic_lr: float = 0.5, critic_features: str = CRITIC_FEATURES,
                  whiten: bool = True):
         self.method = checks.choose("method", method, {"ppo": "ppo", "vineppo": "vineppo"})
-        self.prompts = np.asarray(prompts, dtype=int)
-        self.L, self.K = length, n_actions
+        self.prompts = np.asarray(checks.prompts("prompts", prompts), dtype=int)
+        checks.positive_int("runs", runs, low=1)
+        self.L = checks.positive_int("length", length, low=1, high=12)
+        self.K = checks.positive_int("n_actions", n_actions, low=5, high=6)
         self.lam = checks.in_range("lam", lam, 0.0, 1.0)
         self.vine_k = checks.positive_int("vine_k", vine_k, low=1, high=100_000)
         self.critic_lr = checks.in_range("critic_lr", critic_lr, 0.0, 1.0)
-        checks.choose("critic features", critic_features, FEATURES)
+        checks.choose("critic features (critic_features)", critic_features, FEATURES)
         self.critic = Critic(length, critic_features, n_actions)
         self.weights = np.zeros((runs, self.critic.n_params))  # one critic per run, initialised at V̂ = 0
         self.whiten = bool(whiten)

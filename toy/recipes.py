@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from . import figures
+from . import checks, figures
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,20 @@ def _tint(hex_color: str, alpha: float = 0.15) -> str:
     return f"rgba({r},{g},{b},{alpha})"
 
 
+def _check_recipes(recipes) -> dict:
+    allowed = "a dict {name: (bibliography key, [Stage, ...])} with at least one stage per recipe"
+    if not isinstance(recipes, dict) or not recipes:
+        raise checks.fail("recipes", allowed, recipes)
+    for name, entry in recipes.items():
+        if (not isinstance(name, str) or not isinstance(entry, (tuple, list)) or len(entry) != 2
+                or not isinstance(entry[1], (tuple, list)) or not entry[1]
+                or not all(isinstance(s, Stage) for s in entry[1])):
+            raise checks.fail("recipes", allowed, {name: entry})
+        for stage in entry[1]:
+            checks.choose("stage kind in recipes", stage.kind, KINDS)
+    return recipes
+
+
 def pipeline_figure(recipes: dict | None = None) -> go.Figure:
     """The recipes one under another: each recipe's name above its row of stages (left to right, at most
     ``COLUMNS`` to a row), each box labelled with its stage and, under it, the data it learns from; pointing at a
@@ -101,7 +115,7 @@ def pipeline_figure(recipes: dict | None = None) -> go.Figure:
 
     The y axis counts pixels (the figure's height is fixed), so the texts keep their places at every width; the
     x axis counts columns, so the boxes share whatever width the page gives them."""
-    recipes = RECIPES if recipes is None else recipes
+    recipes = RECIPES if recipes is None else _check_recipes(recipes)
     fig = go.Figure()
     row_height, name_band, box_height = 118, 22, 36  # pixels
     pad = 0.06  # of a column, on either side of a box: the arrows run in the gap

@@ -7,6 +7,7 @@ V̂_K(s) = (1/K) Σ_i r(x, y^(i)). It is unbiased, and its root-mean-square erro
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -20,11 +21,8 @@ from .rewards import reward_table
 
 def value_and_variance(policy: Policy, reward, prompt, prefix=()) -> tuple[float, float]:
     """V(s) = E[r | s] and Var[r | s] for s = (prompt, prefix), exactly (by enumerating the completions)."""
-    if not isinstance(policy, Policy):
-        raise ValueError(f"policy must be a toy Policy, got {policy!r}")
-    prefix = checks.tokens("prefix", prefix, policy.n_actions)
-    if len(prefix) > policy.length:
-        raise ValueError(f"prefix {prefix!r} has {len(prefix)} tokens; allowed: at most {policy.length}")
+    checks.policy("policy", policy)
+    prefix = checks.prefix("prefix", prefix, policy.length, policy.eos)
     depth = len(prefix)
     return (float(values(policy, reward, prompt)[depth][prefix]),
             float(return_variances(policy, reward, prompt)[depth][prefix]))
@@ -46,11 +44,16 @@ def reset_estimates(policy: Policy, reward, prompt, prefix, ks, repeats: int = 5
     Rollouts come from ``toy.montecarlo.rollouts_from`` (seeded: rng or seed 0); estimates for different K use
     different rollouts.
     """
+    checks.policy("policy", policy)
     repeats = checks.positive_int("repeats", repeats, low=1)
-    ks = np.array([checks.positive_int("K", k, low=1) for k in ks])
+    if isinstance(ks, (str, bytes)) or not isinstance(ks, (Sequence, np.ndarray)) or len(ks) == 0:
+        raise checks.fail("ks", "a non-empty sequence of rollout counts", ks)
+    ks = np.array([checks.positive_int("ks entry", k, low=1) for k in ks])
+    checks.enumeration(f"{repeats} repeats of {int(ks.sum()):,} rollouts", repeats * int(ks.sum()) * policy.length,
+                       smaller="fewer repeats or smaller ks")
     v, var = value_and_variance(policy, reward, prompt, prefix)
     r = reward_table(reward, prompt, policy.length, policy.n_actions)
-    rng = np.random.default_rng(0 if rng is None else rng)
+    rng = checks.rng("rng", rng)
     ys = rollouts_from(policy, prompt, prefix, int(ks.sum()) * repeats, rng)
     returns = r[tuple(ys.T)].reshape(repeats, -1)
     bounds = np.concatenate([[0], np.cumsum(ks)])

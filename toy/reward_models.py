@@ -23,7 +23,7 @@ import numpy as np
 
 from . import checks
 from .kl import kl_regularised_optimum, response_kl
-from .policy import Policy, check_prompt
+from .policy import VOCAB_SIZE, Policy, check_prompt
 from .rewards import get_reward, reward_table
 
 PROXY_FEATURES = {
@@ -32,6 +32,12 @@ PROXY_FEATURES = {
     "both": "additive and tabular together",
 }
 """The reward model's feature sets."""
+
+
+MAX_COMPARISONS = 1_000_000
+"""Most comparisons ``sample_comparisons`` draws."""
+MAX_FEATURES_IN_USE = 3_000
+"""Most features ``fit_bradley_terry``'s Newton steps solve for at once (a dense Hessian of that size)."""
 
 
 def _sigmoid(z):
@@ -48,9 +54,10 @@ class Comparisons(NamedTuple):
 
 def sample_comparisons(policy: Policy, reward, prompt, n: int, sharpness: float = 3.0, rng=None) -> Comparisons:
     """n pairs (a, b) drawn independently from π(· | x); a wins with probability σ(sharpness·(r(a) − r(b)))."""
-    n = checks.positive_int("number of comparisons", n, low=1)
+    checks.policy("policy", policy, responses=True)
+    n = checks.positive_int("n (the number of comparisons)", n, low=1, high=MAX_COMPARISONS)
     sharpness = checks.positive_finite("sharpness", sharpness)
-    rng = np.random.default_rng(0 if rng is None else rng)
+    rng = checks.rng("rng", rng)
     P = policy.response_probs(prompt).ravel()
     r = reward_table(reward, prompt, policy.length, policy.n_actions).ravel()
     a = rng.choice(P.size, n, p=P / P.sum())
@@ -63,8 +70,10 @@ def feature_columns(features: str, length: int, n_actions: int) -> tuple[np.ndar
     """The one-hot features φ(y) of every response, as the columns that are 1: an int array (K^L, q) with rows in
     C order over the (K,)*L response grid, and the number of features d. (φ has exactly q ones per row.)"""
     checks.choose("reward-model features", features, PROXY_FEATURES)
-    K, L = n_actions, length
-    n = K**L
+    L = checks.positive_int("length", length, low=1, high=64)
+    K = checks.positive_int("n_actions", n_actions, low=VOCAB_SIZE, high=VOCAB_SIZE + 1)
+    n = checks.enumeration(f"reward-model features over every response of length {L}", K**L * (L + 1),
+                           smaller="a shorter response length") // (L + 1)
     ys = np.indices((K,) * L).reshape(L, n).T
     additive = ys + K * np.arange(L)[None, :]  # column t·K + y_t
     tabular = np.arange(n)[:, None]
@@ -84,6 +93,18 @@ def fit_bradley_terry(columns: np.ndarray, n_features: int, data: Comparisons, l
     enter the solve; the others keep weight 0, their ridge optimum.
     """
     l2 = checks.positive_finite("l2", l2)
+    n_features = checks.positive_int("n_features", n_features, low=1)
+    columns = checks.token_array("columns", columns, n_features, ndim=2)
+    iterations = checks.positive_int("iterations", iterations, low=1, high=1000)
+    if not isinstance(data, Comparisons):
+        raise checks.fail("data", "a Comparisons (from sample_comparisons)", data)
+    a = checks.token_array("data.a", np.asarray(data.a), len(columns), ndim=1)
+    b = checks.token_array("data.b", np.asarray(data.b), len(columns), ndim=1)
+    wins = np.asarray(data.a_wins)
+    if wins.dtype != bool or wins.shape != a.shape or b.shape != a.shape:
+        raise ValueError(f"data must hold equal-length index arrays a, b and a boolean a_wins, got shapes {a.shape}, "
+                         f"{b.shape} and {wins.shape} ({wins.dtype})")
+    data = Comparisons(a, b, wins)
     lo, hi = np.minimum(data.a, data.b), np.maximum(data.a, data.b)
     low_wins = np.where(data.a <= data.b, data.a_wins, ~data.a_wins)
     keep = lo != hi  # a response compared with itself carries no information
@@ -96,6 +117,8 @@ def fit_bradley_terry(columns: np.ndarray, n_features: int, data: Comparisons, l
     # d_p = φ(lo) − φ(hi) as 2q (column, ±1) entries per pair, columns renumbered over the features in use.
     idx = np.hstack([columns[pairs[:, 0]], columns[pairs[:, 1]]])
     used, idx = np.unique(idx, return_inverse=True)
+    checks.enumeration(f"Newton's method on {len(used):,} features in use", len(used), limit=MAX_FEATURES_IN_USE,
+                       smaller="fewer comparisons or the 'additive' features")
     idx = idx.reshape(len(pairs), -1)
     q = columns.shape[1]
     sign = np.r_[np.ones(q), -np.ones(q)][None, :]
@@ -125,10 +148,12 @@ class ProxyReward:
 
     def __init__(self, policy: Policy, reward, prompt, n_comparisons: int, features: str = "both",
                  sharpness: float = 3.0, l2: float = 1.0, seed: int = 0):
+        checks.policy("policy", policy)
         self.prompt = check_prompt(prompt)
         self.reward = get_reward(reward)
         self.length, self.n_actions = policy.length, policy.n_actions
-        self.features = features
+        self.features = checks.choose("reward-model features", features, {f: f for f in PROXY_FEATURES})
+        seed = checks.positive_int("seed", seed, low=0)
         self.data = sample_comparisons(policy, reward, prompt, n_comparisons, sharpness, rng=seed)
         columns, n_features = feature_columns(features, self.length, self.n_actions)
         self.weights = fit_bradley_terry(columns, n_features, self.data, l2)
@@ -138,13 +163,22 @@ class ProxyReward:
 
     def __call__(self, prompt, response) -> float:
         if prompt != self.prompt:
-            raise ValueError(f"this reward model was fitted for prompt {self.prompt}, not {prompt!r}")
+            raise ValueError(f"this reward model was fitted for prompt {self.prompt}, not {checks.show(prompt)}")
+        response = checks.tokens("response", response, VOCAB_SIZE)
+        if len(response) > self.length:
+            raise checks.fail("response", f"at most {self.length} digit tokens", response)
         padded = tuple(response) + (self.n_actions - 1,) * (self.length - len(response))  # EOS padding
         return float(self.table[padded])
 
     def agreement(self, policy: Policy) -> float:
         """P(the proxy orders a pair as the true reward does) over pairs y, y' ~ π with r(y) ≠ r(y'), a tie in r̂
         counting one half (so a proxy that knows nothing scores 0.5)."""
+        checks.policy("policy", policy)
+        if (policy.length, policy.n_actions) != (self.length, self.n_actions):
+            raise ValueError(f"policy must have length {self.length} and {self.n_actions} actions like the reward "
+                             f"model, got length {policy.length} and {policy.n_actions}")
+        checks.enumeration("comparing every pair of responses", (self.n_actions**self.length) ** 2,
+                           smaller="a shorter response length")
         P = policy.response_probs(self.prompt).ravel()
         r = reward_table(self.reward, self.prompt, self.length, self.n_actions).ravel()
         rh = self.table.ravel()
@@ -168,8 +202,11 @@ def optimisation_curve(reference: Policy, optimised, measured, prompt, betas) ->
 
     ``optimised`` and ``measured`` are reward functions (a ProxyReward, or a toy reward for the drift curve).
     """
+    checks.policy("reference", reference, responses=True)
     x = check_prompt(prompt)
-    betas = np.array([checks.positive_finite("beta", b) for b in betas])
+    if isinstance(betas, (str, bytes)) or np.ndim(betas) != 1 or len(betas) == 0:
+        raise checks.fail("betas", "a non-empty sequence of positive numbers", betas)
+    betas = np.array([checks.positive_finite("betas entry", b) for b in betas])
     P_ref = reference.response_probs(x)
     r_opt = reward_table(optimised, x, reference.length, reference.n_actions)
     r_true = reward_table(measured, x, reference.length, reference.n_actions)

@@ -21,11 +21,13 @@ demonstrator, and cannot do better than it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from . import checks
 from .exact import value
-from .policy import PROMPTS, Policy, TabularPolicy, check_prompt
+from .policy import PROMPTS, VOCAB_SIZE, Policy, TabularPolicy
 from .rewards import reward_table
 
 
@@ -35,13 +37,16 @@ def autoregressive(response_probs: dict, base: Policy) -> TabularPolicy:
 
     The conditionals are ratios of prefix marginals: π(a | s) = P(s·a) / P(s).
     """
+    checks.policy("base", base, responses=True)
+    if not isinstance(response_probs, Mapping):
+        raise checks.fail("response_probs", "a dict {prompt: distribution over responses}", response_probs)
     K, L = base.n_actions, base.length
     logits = [np.array(z) for z in TabularPolicy.from_policy(base).logits]
     for x, P in response_probs.items():
-        i = PROMPTS.index(check_prompt(x))
-        P = np.asarray(P, dtype=float)
-        if P.shape != (K,) * L or np.any(P < 0) or not np.isclose(P.sum(), 1.0):
-            raise ValueError(f"response_probs[{x}] must be a distribution of shape {(K,) * L}")
+        i = PROMPTS.index(checks.prompt("response_probs key", x))
+        P = checks.probabilities(f"response_probs[{x}] (a distribution)", P)
+        if P.shape != (K,) * L:
+            raise ValueError(f"response_probs[{x}] must be a distribution of shape {(K,) * L}, got {P.shape}")
         marg = [None] * (L + 1)
         marg[L] = P
         for t in reversed(range(L)):
@@ -60,10 +65,10 @@ def imperfect_expert(reference: Policy, reward, success_rate: float, prompts=PRO
 
     ``reward`` must be 0/1 and π_ref must give both outcomes positive probability (0 < V_ref(x) < 1).
     """
-    rho = checks.in_range("success_rate", success_rate, 0.0, 1.0)
+    checks.policy("reference", reference, responses=True)
+    rho = checks.probability("success_rate", success_rate)
     out = {}
-    for x in prompts:
-        x = check_prompt(x)
+    for x in checks.prompts("prompts", prompts):
         R = reward_table(reward, x, reference.length, reference.n_actions)
         if not np.all((R == 0) | (R == 1)):
             raise ValueError("imperfect_expert needs a 0/1 reward (for example 'sum_to_target')")
@@ -78,9 +83,11 @@ def imperfect_expert(reference: Policy, reward, success_rate: float, prompts=PRO
 
 def demonstrations(expert: Policy, n: int, prompts=PROMPTS, rng=None) -> dict[int, np.ndarray]:
     """n responses from the expert for each prompt: {prompt: int array (n, L)}, seeded."""
-    n = checks.positive_int("n", n, low=1)
-    rng = np.random.default_rng(0 if rng is None else rng)
-    return {check_prompt(x): expert.sample(x, n, rng) for x in prompts}
+    checks.policy("expert", expert)
+    n = checks.positive_int("n", n, low=1, high=checks.MAX_ENUMERATION // expert.length)
+    prompts = checks.prompts("prompts", prompts)
+    rng = checks.rng("rng", rng)
+    return {x: expert.sample(x, n, rng) for x in prompts}
 
 
 def fit_sft(demos: dict, base: Policy, prior_strength: float = 0.0) -> TabularPolicy:
@@ -90,15 +97,11 @@ def fit_sft(demos: dict, base: Policy, prior_strength: float = 0.0) -> TabularPo
     Prompts without demonstrations, and prefixes no demonstration reaches, keep ``base``.
     """
     alpha = checks.in_range("prior_strength", prior_strength, 0.0, 1e12)
+    checks.policy("base", base, responses=True)
     K, L = base.n_actions, base.length
     logits = [np.array(z) for z in TabularPolicy.from_policy(base).logits]
-    for x, ys in demos.items():
-        i = PROMPTS.index(check_prompt(x))
-        ys = np.asarray(ys)
-        if ys.ndim != 2 or ys.shape[1] != L or ys.size == 0:
-            raise ValueError(f"demonstrations for prompt {x} must be an int array (n, {L}) with n >= 1")
-        if ys.min() < 0 or ys.max() >= K:
-            raise ValueError(f"demonstrations hold tokens outside 0..{K - 1}")
+    for x, ys in _check_demos(demos, L, K).items():
+        i = PROMPTS.index(x)
         for t in range(L):
             counts = np.zeros((K,) * (t + 1))
             np.add.at(counts, tuple(ys[:, : t + 1].T), 1.0)
@@ -112,13 +115,31 @@ def fit_sft(demos: dict, base: Policy, prior_strength: float = 0.0) -> TabularPo
 
 def success_rate(policy: Policy, reward, prompts=PROMPTS) -> float:
     """Mean over prompts of E_{y~π}[r(x, y)] (for a 0/1 reward, the probability of a correct response)."""
-    return float(np.mean([value(policy, reward, check_prompt(x)) for x in prompts]))
+    checks.policy("policy", policy)
+    return float(np.mean([value(policy, reward, x) for x in checks.prompts("prompts", prompts)]))
+
+
+def _check_demos(demos, length: int, n_actions: int) -> dict[int, np.ndarray]:
+    """{prompt: (n, L) int array of responses}, each obeying the EOS rule."""
+    if not isinstance(demos, Mapping) or not demos:
+        raise checks.fail("demos", "a non-empty dict {prompt: (n, L) int array of responses}", demos)
+    out = {}
+    for x, ys in demos.items():
+        x = checks.prompt("demos key", x)
+        ys = checks.token_array(f"demos[{x}] (the demonstrations for prompt {x})", ys, n_actions, ndim=2)
+        if ys.shape[1] != length or ys.shape[0] == 0:
+            raise ValueError(f"demos[{x}] (the demonstrations for prompt {x}) must be an int array (n, {length}) "
+                             f"with n >= 1, got shape {ys.shape}")
+        out[x] = checks.eos_rows(f"demos[{x}]", ys, n_actions > VOCAB_SIZE)
+    return out
 
 
 def demonstration_success(demos: dict, reward, length: int, n_actions: int) -> float:
     """Fraction of the demonstrations that are correct, averaged over prompts."""
+    length = checks.positive_int("length", length, low=1, high=64)
+    n_actions = checks.positive_int("n_actions", n_actions, low=VOCAB_SIZE, high=VOCAB_SIZE + 1)
     rates = []
-    for x, ys in demos.items():
+    for x, ys in _check_demos(demos, length, n_actions).items():
         R = reward_table(reward, x, length, n_actions)
         rates.append(float(R[tuple(np.asarray(ys).T)].mean()))
     return float(np.mean(rates))

@@ -28,7 +28,7 @@ import numpy as np
 from . import checks, estimators, ppo
 from .exact import value
 from .kl import kl_regularised_optimum, sequence_kl
-from .policy import PROMPTS, Policy, TabularPolicy, check_prompt, reference_policy
+from .policy import PROMPTS, Policy, TabularPolicy, reference_policy
 from .rewards import reward_table
 from .trust_region import clipped_gradient_mask
 
@@ -45,6 +45,9 @@ LABELS = {
     "grpo": "GRPO", "dr_grpo": "Dr. GRPO", "ppo": "PPO + critic (GAE)", "vineppo": "VinePPO",
 }
 """Short display names."""
+
+MAX_BATCH = 2_000_000
+"""Largest array (runs × prompts × responses) one training step builds."""
 
 LEARNING_RATE = 2.0
 """Default step size on the logits."""
@@ -71,14 +74,16 @@ class Curves:
 
     def band(self, name: str, beta_index: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Mean over seeds and the band mean ± one standard deviation, for ``reward``, ``kl`` or ``objective``."""
-        a = getattr(self, checks.choose("curve", name, {"reward": "reward", "kl": "kl", "objective": "objective"}))
-        a = a[beta_index]
+        a = getattr(self, checks.choose("curve name", name, {"reward": "reward", "kl": "kl", "objective": "objective"}))
+        a = a[checks.positive_int("beta_index", beta_index, low=0, high=len(self.betas) - 1)]
         mean = a.mean(axis=0)
         sd = a.std(axis=0, ddof=1) if a.shape[0] > 1 else np.zeros_like(mean)
         return mean, mean - sd, mean + sd
 
     def policy(self, beta_index: int = 0, seed_index: int = 0, base: Policy | None = None) -> TabularPolicy:
         """The trained policy of one run, as a ``TabularPolicy`` (prompts that were not trained keep ``base``)."""
+        beta_index = checks.positive_int("beta_index", beta_index, low=0, high=len(self.betas) - 1)
+        seed_index = checks.positive_int("seed_index", seed_index, low=0, high=len(self.seeds) - 1)
         return to_policy([z[beta_index, seed_index] for z in self.final_logits], self.prompts, base)
 
     def first_signal(self) -> np.ndarray:
@@ -102,6 +107,8 @@ def _log_softmax(z):
 
 def tabular_logits(policy: Policy, prompts) -> list[np.ndarray]:
     """The policy's log-probabilities as flat tables: entry t has shape (P, K^t, K)."""
+    checks.policy("policy", policy, responses=True)
+    prompts = checks.prompts("prompts", prompts)
     K = policy.n_actions
     return [np.stack([np.log(np.maximum(policy.prefix_probs(x, t), np.finfo(float).tiny)).reshape(K**t, K)
                       for x in prompts]) for t in range(policy.length)]
@@ -109,8 +116,13 @@ def tabular_logits(policy: Policy, prompts) -> list[np.ndarray]:
 
 def to_policy(logits: list[np.ndarray], prompts, base: Policy | None = None) -> TabularPolicy:
     """A ``TabularPolicy`` from flat tables (P, K^t, K) for ``prompts``; other prompts keep ``base``'s (π_ref)."""
-    base = base or reference_policy(length=len(logits))
+    logits = _depth_list("logits", logits)
+    prompts = checks.prompts("prompts", prompts)
+    base = reference_policy(length=len(logits)) if base is None else checks.policy("base", base)
     K = base.n_actions
+    if len(logits) != base.length or any(z.shape != (len(prompts), K**t, K) for t, z in enumerate(logits)):
+        raise ValueError(f"logits must hold {base.length} arrays (base's length) of shape (P, K^t, K) with "
+                         f"P = {len(prompts)} and K = {K}, got shapes {[z.shape for z in logits]}")
     full = [np.array(z) for z in TabularPolicy.from_policy(base).logits]
     for t, z in enumerate(logits):
         for i, x in enumerate(prompts):
@@ -120,6 +132,7 @@ def to_policy(logits: list[np.ndarray], prompts, base: Policy | None = None) -> 
 
 def response_log_probs(log_probs: list[np.ndarray]) -> np.ndarray:
     """log π(y|x) for every response from per-depth log-probabilities (..., K^t, K): shape (..., K^L)."""
+    log_probs = _depth_list("log_probs", log_probs)
     out = log_probs[0][..., 0, :]
     for lp in log_probs[1:]:
         out = (out[..., :, None] + lp).reshape(lp.shape[:-2] + (-1,))
@@ -128,6 +141,11 @@ def response_log_probs(log_probs: list[np.ndarray]) -> np.ndarray:
 
 def exact_metrics(log_p: np.ndarray, log_ref: np.ndarray, R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Exact mean reward and mean KL over prompts: log_p (..., P, K^L), log_ref and R (P, K^L) → two (...,) arrays."""
+    log_p, log_ref, R = (checks.array(name, a, min_ndim=2) for name, a in
+                         (("log_p", log_p), ("log_ref", log_ref), ("R", R)))
+    if log_ref.shape != log_p.shape[-2:] or R.shape != log_ref.shape:
+        raise ValueError(f"log_ref and R must have shape (P, K^L) = {log_p.shape[-2:]}, got {log_ref.shape} and "
+                         f"{R.shape}")
     p = np.exp(log_p)
     reward = (p * R).sum(axis=-1).mean(axis=-1)
     kl = (p * (log_p - log_ref)).sum(axis=-1).mean(axis=-1)
@@ -136,6 +154,11 @@ def exact_metrics(log_p: np.ndarray, log_ref: np.ndarray, R: np.ndarray) -> tupl
 
 def sample_ids(log_p: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Flat response ids by inverse CDF: log_p (..., M) and uniforms u (..., n) → ints (..., n)."""
+    log_p, u = checks.array("log_p", log_p, min_ndim=1), checks.array("u", u, min_ndim=1)
+    if log_p.shape[:-1] != u.shape[:-1]:
+        raise ValueError(f"log_p and u must agree on their leading axes, got shapes {log_p.shape} and {u.shape}")
+    if np.any((u < 0) | (u > 1)):
+        raise checks.fail("u", "uniforms in [0, 1]", u)
     cdf = np.cumsum(np.exp(log_p), axis=-1)
     ids = (cdf[..., None, :] < u[..., :, None] * cdf[..., None, -1:]).sum(axis=-1)
     return np.minimum(ids, log_p.shape[-1] - 1)
@@ -145,8 +168,15 @@ def token_gradient(probs: list[np.ndarray], ids: np.ndarray, coef: np.ndarray, K
     """Σ_i Σ_t c_{i,t} ∇ log π(y_{i,t} | s_{i,t}) for flat tables: probs[t] (B, P, K^t, K), response ids (B, P, n),
     coefficients c (B, P, n, L). Returns one (B, P, K^t, K) array per depth: at prefix s, c summed over the tokens
     taken there, minus π(· | s) times the same sum (the derivative of a log-softmax)."""
+    probs = _depth_list("probs", probs)
     L = len(probs)
+    K = checks.positive_int("K", K, low=1)
+    ids = checks.token_array("ids", ids, K**L, ndim=3)
     B, P, n = ids.shape
+    coef = checks.array("coef", coef, shape=(B, P, n, L))
+    if any(p.shape != (B, P, K**t, K) for t, p in enumerate(probs)):
+        raise ValueError(f"probs[t] must have shape (B, P, K^t, K) = ({B}, {P}, K^t, {K}), got "
+                         f"{[p.shape for p in probs]}")
     run = np.arange(B * P).reshape(B, P, 1)
     grads = []
     for t in range(L):
@@ -160,13 +190,25 @@ def token_gradient(probs: list[np.ndarray], ids: np.ndarray, coef: np.ndarray, K
 
 def sampled_token_log_probs(log_probs: list[np.ndarray], ids: np.ndarray, K: int) -> np.ndarray:
     """log π(y_{i,t} | s_{i,t}) for sampled responses: (B, P, n) ids → (B, P, n, L)."""
+    log_probs = _depth_list("log_probs", log_probs)
     L = len(log_probs)
+    K = checks.positive_int("K", K, low=1)
+    ids = checks.token_array("ids", ids, K**L, ndim=3)
+    if any(lp.shape[:2] != ids.shape[:2] or lp.shape[2:] != (K**t, K) for t, lp in enumerate(log_probs)):
+        raise ValueError(f"log_probs[t] must have shape (B, P, K^t, K) with (B, P) = {ids.shape[:2]}, got "
+                         f"{[lp.shape for lp in log_probs]}")
     out = []
     for t, lp in enumerate(log_probs):
         prefix, token = ids // K ** (L - t), (ids // K ** (L - 1 - t)) % K
         flat = lp.reshape(lp.shape[:2] + (-1,))
         out.append(np.take_along_axis(flat, prefix * K + token, axis=-1))
     return np.stack(out, axis=-1)
+
+
+def _depth_list(name: str, value) -> list[np.ndarray]:
+    if isinstance(value, (str, bytes, np.ndarray)) or not isinstance(value, (list, tuple)) or not value:
+        raise checks.fail(name, "a non-empty list of arrays, one per depth", value)
+    return [checks.array(f"{name}[{t}]", a, min_ndim=2) for t, a in enumerate(value)]
 
 
 # -- training -------------------------------------------------------------------------------------------------
@@ -190,16 +232,19 @@ def train(method: str, *, steps: int = 40, group_size: int = 4, betas=(0.05,), s
     lr = checks.positive_finite("lr", lr)
     epochs = checks.positive_int("epochs", epochs, low=1, high=20)
     clip = checks.in_range("clip", clip, 0.0, 1.0)
-    prompts = tuple(check_prompt(x) for x in prompts)
-    if not prompts:
-        raise ValueError("prompts must hold at least one prompt")
-    reference = reference or reference_policy()
-    start = start or reference
-    if start.length != reference.length or start.n_actions != reference.n_actions:
-        raise ValueError("start and reference must have the same length and action set")
+    prompts = checks.prompts("prompts", prompts)
+    reference = reference_policy() if reference is None else checks.policy("reference", reference)
+    start = reference if start is None else checks.policy("start", start)
+    checks.same_action_set(("start", "reference"), start, reference)
     K, L, P = reference.n_actions, reference.length, len(prompts)
     nb, ns = len(betas), len(seeds)
     B = nb * ns
+    checks.enumeration(f"training {B} runs on {P} prompts over every response ({K}**{L})", B * P * K**L,
+                       limit=MAX_BATCH, smaller="fewer betas, seeds or prompts, or a shorter response length")
+    if method == "vineppo":
+        checks.enumeration(f"VinePPO's rollouts ({B} runs × {P} prompts × {n + 1} states × {L} positions × "
+                           f"vine_k = {vine_k})", B * P * (n + 1) * L * checks.positive_int("vine_k", vine_k, low=1),
+                           limit=MAX_BATCH, smaller="a smaller vine_k, group_size or fewer runs")
 
     R = np.stack([reward_table(reward, x, L, K).ravel() for x in prompts])  # (P, K^L)
     ref_token = tabular_logits(reference, prompts)  # log π_ref per depth, (P, K^t, K)
@@ -290,8 +335,8 @@ def optimum_metrics(beta: float, reward="sum_to_target", reference: Policy | Non
                     prompts=PROMPTS) -> tuple[float, float]:
     """Expected reward and KL of the KL-regularised optimum π* ∝ π_ref·exp(r/β): where the curves should head.
     β = 0 gives the best response's reward and the KL of the policy that puts all mass on the best responses."""
-    reference = reference or reference_policy()
-    prompts = tuple(check_prompt(x) for x in prompts)
+    reference = reference_policy() if reference is None else checks.policy("reference", reference, responses=True)
+    prompts = checks.prompts("prompts", prompts)
     beta = checks.in_range("beta", beta, 0.0, 100.0)
     if beta == 0:
         rewards, kls = [], []

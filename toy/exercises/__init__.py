@@ -27,10 +27,14 @@ from html import escape
 
 import numpy as np
 
-from ..policy import PRESETS
+from .. import checks
+from ..policy import MAX_LENGTH, PRESETS
 from .forbidden import CallWatch, Forbidden, code_keys
 
 CHECK_KEY = "toy_check"
+
+KINDS = ("number", "array")
+"""What an exercise's answer is: one number, or an array compared entry by entry."""
 
 
 @dataclass
@@ -60,6 +64,12 @@ EXERCISES: dict[str, Exercise] = {}
 def register(name: str, title: str, cases: Callable, reference: Callable, kind: str = "number",
              tolerance: float = 1e-9) -> Exercise:
     """Add an exercise: ``cases(rng) -> list[Case]`` draws its hidden inputs, ``reference(*args)`` answers them."""
+    name, title = checks.text("name", name), checks.text("title", title)
+    for arg, fn in (("cases", cases), ("reference", reference)):
+        if not callable(fn):
+            raise checks.fail(arg, "a function", fn)
+    checks.choose("exercise kind", kind, {k: k for k in KINDS})
+    tolerance = checks.positive_finite("tolerance", tolerance)
     EXERCISES[name] = Exercise(name, title, cases, reference, kind, tolerance)
     return EXERCISES[name]
 
@@ -229,6 +239,9 @@ def check(name: str, fn: Callable, n_cases: int | None = None, time_limit: float
 
     ``seed`` picks the hidden cases (default: TOY_CHECK_SEED, else 0). A call to a reference the exercise forbids
     ends the check with status "forbidden"."""
+    if n_cases is not None:
+        n_cases = checks.positive_int("n_cases", n_cases, low=1)
+    time_limit = checks.positive_finite("time_limit", time_limit)
     if name not in EXERCISES:
         return CheckResult(name, "error", f"there is no exercise {name!r}; known: {', '.join(EXERCISES)}")
     ex = EXERCISES[name]
@@ -253,6 +266,10 @@ def random_setting(rng: np.random.Generator, length: int | None = None) -> tuple
 
     The presets come from one generator in shuffled rounds of all of ``PRESETS``, so any five consecutive draws
     from it cover every preset: an exercise's hidden cases meet every kind of prior."""
+    if not isinstance(rng, np.random.Generator):
+        raise checks.fail("rng", "a numpy Generator", rng)
+    if length is not None:
+        length = checks.positive_int("length", length, low=1, high=MAX_LENGTH)
     if id(rng) not in _PRESET_ROUNDS or _PRESET_ROUNDS[id(rng)][0] is not rng:
         if len(_PRESET_ROUNDS) > 64:
             _PRESET_ROUNDS.clear()

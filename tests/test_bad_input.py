@@ -1,0 +1,671 @@
+"""Every public function of every toy module refuses bad input with a ValueError that names the argument.
+
+The functions are found by introspection (every public function, class and method defined in a ``toy`` module),
+so a new one fails ``test_every_public_function_is_covered`` until it gets a row in ``CASES`` below, or an entry
+with a reason in ``EXEMPT``.
+
+A row of ``CASES`` is ``Case(call, good, bad)``: ``call(**kwargs)`` calls the function, ``good`` is a setting it
+accepts (checked to run), and ``bad`` maps an argument to the bad values to try, one at a time, in place of its
+good value. Each bad call must raise ValueError whose message names the argument (``names`` gives another word
+to look for when the message uses a different one), and must do so within ``TIME_LIMIT`` seconds (a guard
+against hangs and huge enumerations, not a performance test). The bad values come from the lists below: NaN,
+inf, wrong types, wrong shapes and out-of-range values.
+
+To cover a new function: add ``"toy.module.function": Case(module.function, dict(...good...), dict(arg=BAD_...))``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+import pkgutil
+import sys
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+import toy
+from toy import (
+    bootstrap,
+    clipping,
+    critic,
+    discount,
+    estimators,
+    exact,
+    exercises,
+    exploration,
+    fates,
+    figures,
+    gae,
+    imitation,
+    kl,
+    longrun,
+    montecarlo,
+    offpolicy,
+    policy,
+    ppo,
+    recipes,
+    resets,
+    reward_models,
+    rewards,
+    sft,
+    train,
+    trust_region,
+)
+
+TIME_LIMIT = 60.0
+"""Seconds a bad call may take before the test calls it a hang (generous: CI machines are slow and shared)."""
+
+NAN, INF = math.nan, math.inf
+WRONG_TYPES = ["x", None, [1.0, 2.0], True]
+POSITIVE = [0, -1.0, NAN, INF, -INF] + WRONG_TYPES  # β, temperature, learning rate, sharpness...
+NON_NEGATIVE = [-1e-9, NAN, INF] + WRONG_TYPES  # ε_high, l2
+UNIT = [-0.1, 1.5, NAN, INF] + WRONG_TYPES  # ε, γ, λ, probabilities
+COUNT = [0, -3, 2.5, "3", None, True, np.float64(2.0)]  # n, k, horizon, steps...
+HUGE = [10**12, 10**30]  # must be refused at once, not attempted
+PROMPT = [7, -1, 2.5, "2", None, True]
+PROMPTS = [(7,), (), "12", None, 3, (1, 1)]
+POLICY = ["pi", None, 3, toy.REWARDS]
+OPTIONAL_POLICY = ["pi", 3, toy.REWARDS]  # where None means the default
+REWARD = ["no_such_reward", 3, None]
+METHOD = ["no_such_method", None, 3]
+RNG = [-1, 2.5, "seed", True]
+TEXT = [3, None, b"bytes"]
+
+PI = toy.reference_policy(length=2)  # 25 responses: every good call is quick
+PI3 = toy.reference_policy(length=3)
+PI_EOS = toy.reference_policy(length=3, eos=True)
+TAB = toy.TabularPolicy.from_policy(PI)
+LONG_EOS = toy.reference_policy(length=10, eos=True)  # 6**10 ≈ 60 million responses: must be refused, not built
+PROBS = np.array([0.1, 0.2, 0.3, 0.4])
+
+
+def prefix_bad(pol) -> list:
+    """Prefixes a policy must refuse: bad tokens and types, too long, and (with EOS) a digit after EOS."""
+    out = [(9,), "12", (1.5,), None, 3, (-1,), (True,), (0,) * (pol.length + 1)]
+    if pol.eos:
+        out.append((toy.EOS, 1))
+    return out
+
+
+def array_bad(good, wrong_shapes=()) -> list:
+    """NaN and inf in place of the first entry, wrong types, and the given wrong shapes."""
+    good = np.asarray(good, dtype=float)
+    out = []
+    for v in (NAN, INF):
+        a = good.copy()
+        a.flat[0] = v
+        out.append(a)
+    return out + ["abc", None, {"a": 1}] + [np.zeros(s) for s in wrong_shapes]
+
+
+def probs_bad(good, wrong_shapes=()) -> list:
+    """A probability vector with a negative entry, one not summing to 1, NaN, inf, wrong types and shapes."""
+    good = np.asarray(good, dtype=float)
+    neg = good.copy()
+    neg.flat[0], neg.flat[1] = -0.1, neg.flat[1] + good.flat[0] + 0.1  # still sums to 1
+    return array_bad(good, wrong_shapes) + [neg, good * 1.5]
+
+
+@dataclass
+class Case:
+    """How to call one public function: a good setting, and bad values per argument."""
+
+    call: object
+    good: dict
+    bad: dict
+    names: dict = field(default_factory=dict)  # argument -> the word its error names instead
+
+
+def method(obj, name):
+    """A bound method of ``obj``, called with keyword arguments."""
+    return lambda **kw: getattr(obj, name)(**kw)
+
+
+def fresh_critic(length=2, **kw):
+    return lambda **kw2: getattr(critic.Critic(length, **kw), kw2.pop("_method"))(**kw2)
+
+
+DEMOS = {2: np.array([[1, 2], [3, 4], [0, 0]])}
+COMPARISONS = reward_models.sample_comparisons(PI, "sum_to_target", 2, 20)
+COLUMNS, N_FEATURES = reward_models.feature_columns("both", 2, 5)
+PROXY = reward_models.ProxyReward(PI, "sum_to_target", 2, 20)
+CURVES = train.train("exact", steps=1, seeds=(0,), reference=PI, prompts=(2,))
+LOG_PROBS = train.tabular_logits(PI, (2,))
+LOG_PROBS_B = [lp[None] for lp in LOG_PROBS]  # (B=1, P=1, K^t, K)
+LOG_P = train.response_log_probs(LOG_PROBS_B)  # (1, 1, 25)
+IDS = np.array([[[0, 7, 24]]])
+ROW = fates.ROWS[0]
+MARKOV = longrun.MarkovPolicy()
+
+CASES: dict[str, Case] = {
+    # -- policy ------------------------------------------------------------------------------------------------
+    "toy.policy.softmax": Case(policy.softmax, dict(logits=[0.0, 1.0]), dict(logits=array_bad([0.0, 1.0], [()]))),
+    "toy.policy.log_softmax": Case(policy.log_softmax, dict(logits=[0.0, 1.0]),
+                                   dict(logits=array_bad([0.0, 1.0], [()]))),
+    "toy.policy.check_prompt": Case(policy.check_prompt, dict(prompt=2), dict(prompt=PROMPT)),
+    "toy.policy.strip_eos": Case(policy.strip_eos, dict(response=(1, 5, 5)),
+                                 dict(response=["125", None, (9,), (1.5,)])),
+    "toy.policy.reference_policy": Case(
+        policy.reference_policy, dict(preset="tuned", temperature=0.5, length=3, eos=True),
+        dict(preset=["nope", None], temperature=POSITIVE, length=COUNT + [11, 10**9], eos=["yes", None, 1])),
+    "toy.policy.BigramPolicy": Case(
+        policy.BigramPolicy, dict(logits=np.zeros((2, 5, 5)), temperature=1.0, eos=False, name="n"),
+        dict(logits=array_bad(np.zeros((2, 5, 5)), [(2, 5), (2, 6, 6), (11, 5, 5)]), temperature=POSITIVE,
+             eos=["yes", None, 1], name=TEXT)),
+    "toy.policy.TabularPolicy": Case(
+        policy.TabularPolicy, dict(logits=[np.zeros((5, 5))], eos=False),
+        dict(logits=["abc", None, np.zeros((5, 5)), [], [np.zeros((5, 4))], [np.full((5, 5), NAN)],
+                     [np.zeros((5, 5))] * 11], eos=["yes", None])),
+    "toy.policy.Policy.prefix_probs": Case(method(PI_EOS, "prefix_probs"), dict(prompt=2, depth=1),
+                                           dict(prompt=PROMPT, depth=COUNT[1:] + [3, 10**9])),
+    "toy.policy.Policy.next_token_probs": Case(method(PI_EOS, "next_token_probs"), dict(prompt=2, prefix=(1,)),
+                                               dict(prompt=PROMPT, prefix=prefix_bad(PI_EOS) + [(1, 2, 3)])),
+    "toy.policy.Policy.check_response": Case(method(PI_EOS, "check_response"), dict(response=(1, 5)),
+                                             dict(response=prefix_bad(PI_EOS) + [(5, 1, 5), (1, 2, 3, 4)])),
+    "toy.policy.Policy.response_probs": Case(method(PI, "response_probs"), dict(prompt=2), dict(prompt=PROMPT)),
+    "toy.policy.Policy.length_distribution": Case(method(PI_EOS, "length_distribution"), dict(prompt=2),
+                                                  dict(prompt=PROMPT)),
+    "toy.policy.Policy.prob": Case(method(PI_EOS, "prob"), dict(prompt=2, response=(1, 5, 5)),
+                                   dict(prompt=PROMPT, response=prefix_bad(PI_EOS))),
+    "toy.policy.Policy.sample": Case(method(PI, "sample"), dict(prompt=2, n=3, rng=1),
+                                     dict(prompt=PROMPT, n=COUNT + HUGE, rng=RNG)),
+    # -- rewards -----------------------------------------------------------------------------------------------
+    "toy.rewards.sum_to_target": Case(rewards.sum_to_target, dict(prompt=2, response=(1, 1)),
+                                      dict(prompt=PROMPT, response=[(5,), "11", None, (1.5,)])),
+    "toy.rewards.first_token": Case(rewards.first_token, dict(prompt=2, response=(1, 1)),
+                                    dict(prompt=PROMPT, response=[(5,), "11", None, (1.5,)])),
+    "toy.rewards.count_target": Case(rewards.count_target, dict(prompt=2, response=(1, 1)),
+                                     dict(prompt=PROMPT, response=[(5,), "11", None, (1.5,)])),
+    "toy.rewards.get_reward": Case(rewards.get_reward, dict(reward="first_token"), dict(reward=REWARD)),
+    "toy.rewards.reward_name": Case(rewards.reward_name, dict(reward="first_token"), dict(reward=REWARD)),
+    "toy.rewards.reward_table": Case(
+        rewards.reward_table, dict(reward="count_target", prompt=2, length=3, n_actions=6),
+        dict(reward=REWARD, prompt=PROMPT, length=COUNT + [11, 10**9], n_actions=COUNT + [4, 7])),
+    # -- exact -------------------------------------------------------------------------------------------------
+    "toy.exact.values": Case(exact.values, dict(policy=PI, reward="sum_to_target", prompt=2),
+                             dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT)),
+    "toy.exact.reach_probs": Case(exact.reach_probs, dict(policy=PI, prompt=2),
+                                  dict(policy=POLICY + [LONG_EOS], prompt=PROMPT)),
+    "toy.exact.return_variances": Case(exact.return_variances, dict(policy=PI, reward="sum_to_target", prompt=2),
+                                       dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT)),
+    "toy.exact.value": Case(exact.value, dict(policy=PI_EOS, reward="sum_to_target", prompt=2, prefix=(1, 5)),
+                            dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT,
+                                 prefix=prefix_bad(PI_EOS))),
+    "toy.exact.token_advantages": Case(
+        exact.token_advantages, dict(policy=PI_EOS, reward="sum_to_target", prompt=2, response=(1, 5)),
+        dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, response=prefix_bad(PI_EOS))),
+    "toy.exact.sequence_advantage": Case(
+        exact.sequence_advantage, dict(policy=PI_EOS, reward="sum_to_target", prompt=2, response=(1, 5)),
+        dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, response=prefix_bad(PI_EOS))),
+    "toy.exact.advantage_table": Case(exact.advantage_table, dict(policy=PI, reward="sum_to_target", prompt=2),
+                                      dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT)),
+    "toy.exact.credit_by_position": Case(exact.credit_by_position, dict(policy=PI, reward="sum_to_target", prompt=2),
+                                         dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT)),
+    # -- kl, trust region, Monte Carlo -------------------------------------------------------------------------
+    "toy.kl.response_kl": Case(kl.response_kl, dict(p=PROBS, q=PROBS[::-1]),
+                               dict(p=probs_bad(PROBS, [(3,)]), q=probs_bad(PROBS)), names=dict(p="p", q="q")),
+    "toy.kl.sequence_kl": Case(kl.sequence_kl, dict(policy=PI, reference=TAB, prompt=2),
+                               dict(policy=POLICY + [PI3], reference=POLICY, prompt=PROMPT)),
+    "toy.kl.kl_regularised_optimum": Case(
+        kl.kl_regularised_optimum, dict(reference=PI, reward="sum_to_target", beta=0.1),
+        dict(reference=POLICY + [LONG_EOS], reward=REWARD, beta=POSITIVE)),
+    "toy.trust_region.clipped_objective": Case(
+        trust_region.clipped_objective, dict(ratio=[0.5, 1.5], advantage=[1.0, -1.0], eps_low=0.2, eps_high=0.28),
+        dict(ratio=array_bad([0.5, 1.5], [(3,)]) + [[-0.5, 1.0]], advantage=array_bad([1.0, -1.0], [(3,)]),
+             eps_low=UNIT, eps_high=NON_NEGATIVE)),
+    "toy.trust_region.clipped_gradient_mask": Case(
+        trust_region.clipped_gradient_mask, dict(ratio=[0.5, 1.5], advantage=[1.0, -1.0]),
+        dict(ratio=array_bad([0.5, 1.5], [(3,)]), advantage=array_bad([1.0, -1.0], [(3,)]), eps_low=UNIT,
+             eps_high=NON_NEGATIVE)),
+    "toy.montecarlo.rollouts_from": Case(
+        montecarlo.rollouts_from, dict(policy=PI_EOS, prompt=2, prefix=(1,), k=4, rng=0),
+        dict(policy=POLICY, prompt=PROMPT, prefix=prefix_bad(PI_EOS), k=COUNT + HUGE, rng=RNG)),
+    "toy.montecarlo.mc_value": Case(
+        montecarlo.mc_value, dict(policy=PI_EOS, reward="sum_to_target", prompt=2, prefix=(1,), k=4, rng=0),
+        dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, prefix=prefix_bad(PI_EOS),
+             k=COUNT + HUGE, rng=RNG)),
+    # -- discount, imitation -----------------------------------------------------------------------------------
+    "toy.discount.DiscountedReward": Case(discount.DiscountedReward, dict(reward="sum_to_target", gamma=0.9, length=3),
+                                          dict(reward=REWARD, gamma=UNIT, length=COUNT)),
+    "toy.discount.DiscountedReward.steps": Case(
+        method(discount.DiscountedReward("sum_to_target", 0.9, 3), "steps"), dict(response=(1, 2)),
+        dict(response=["12", None, (9,), (1, 2, 3, 4)])),
+    "toy.discount.discounted_optimum": Case(
+        discount.discounted_optimum, dict(reference=PI_EOS, reward="sum_to_target", gamma=0.9, beta=0.1),
+        dict(reference=POLICY + [PI, LONG_EOS], reward=REWARD, gamma=UNIT, beta=POSITIVE)),
+    "toy.discount.mean_length": Case(discount.mean_length, dict(policy=PI_EOS, prompt=2),
+                                     dict(policy=POLICY + [LONG_EOS], prompt=PROMPT)),
+    "toy.imitation.behaviour_cloning_cost": Case(imitation.behaviour_cloning_cost, dict(eps=0.1, horizon=10),
+                                                 dict(eps=UNIT, horizon=COUNT)),
+    "toy.imitation.dagger_cost": Case(imitation.dagger_cost, dict(eps=0.1, horizon=10),
+                                      dict(eps=UNIT, horizon=COUNT)),
+    "toy.imitation.quadratic_approximation": Case(imitation.quadratic_approximation, dict(eps=0.1, horizon=10),
+                                                  dict(eps=UNIT, horizon=COUNT)),
+    "toy.imitation.cost_curves": Case(imitation.cost_curves, dict(eps=0.1, max_horizon=10),
+                                      dict(eps=UNIT, max_horizon=COUNT + [10**10])),
+    "toy.imitation.simulate": Case(imitation.simulate, dict(eps=0.1, horizon=10, episodes=20, rng=0),
+                                   dict(eps=UNIT, horizon=COUNT + [10**10], episodes=COUNT + [10**10], rng=RNG)),
+    "toy.imitation.simulated_cost": Case(
+        imitation.simulated_cost, dict(eps=0.1, horizon=10, episodes=20, rng=0),
+        dict(eps=UNIT, horizon=COUNT + [10**10], episodes=COUNT + [10**10], rng=RNG)),
+    # -- gae ---------------------------------------------------------------------------------------------------
+    "toy.gae.gae": Case(gae.gae, dict(rewards=[0.0, 1.0], values_=[0.5, 0.5], lam=0.9, gamma=1.0),
+                        dict(rewards=array_bad([0.0, 1.0], [(3,), ()]), values_=array_bad([0.5, 0.5], [(3,)]),
+                             lam=UNIT, gamma=UNIT)),
+    "toy.gae.gae_table": Case(
+        gae.gae_table, dict(value_tables=[np.zeros(()), np.zeros(5)], reward_tab=np.ones((5, 5)), lam=0.5),
+        dict(value_tables=["abc", None, [np.zeros(())], [np.zeros(()), np.full(5, NAN)], [np.zeros(()), np.zeros(4)]],
+             reward_tab=array_bad(np.ones((5, 5)), [(5, 4)]), lam=UNIT)),
+    "toy.gae.exact_value_tables": Case(gae.exact_value_tables, dict(policy=PI, reward="sum_to_target", prompt=2),
+                                       dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT)),
+    "toy.gae.advantage_errors": Case(
+        gae.advantage_errors, dict(table=np.zeros((5, 5, 2)), policy=PI, reward="sum_to_target", prompt=2),
+        dict(table=array_bad(np.zeros((5, 5, 2)), [(5, 5)]), policy=POLICY + [LONG_EOS], reward=REWARD,
+             prompt=PROMPT)),
+    "toy.gae.vine_errors": Case(gae.vine_errors, dict(policy=PI, reward="sum_to_target", prompt=2, k=3),
+                                dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, k=COUNT)),
+    "toy.gae.gae_exact_value_errors": Case(
+        gae.gae_exact_value_errors, dict(policy=PI, reward="sum_to_target", prompt=2, lam=0.5),
+        dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, lam=UNIT)),
+    "toy.gae.vine_values": Case(
+        gae.vine_values, dict(policy=PI_EOS, reward="sum_to_target", prompt=2, response=(1, 5), k=3, rng=0),
+        dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, response=prefix_bad(PI_EOS),
+             k=COUNT + HUGE, rng=RNG)),
+    "toy.gae.vine_table": Case(
+        gae.vine_table, dict(policy=PI, reward="sum_to_target", prompt=2, k=3, rng=0),
+        dict(policy=POLICY + [LONG_EOS, toy.reference_policy(length=9)], reward=REWARD, prompt=PROMPT,
+             k=COUNT + HUGE, rng=RNG)),
+    # -- estimators --------------------------------------------------------------------------------------------
+    "toy.estimators.advantages": Case(
+        estimators.advantages, dict(method="remax", rewards=[[0.0, 1.0, 1.0]], greedy_reward=[0.5], eps=1e-4),
+        dict(method=METHOD, rewards=array_bad([[0.0, 1.0, 1.0]], [()]), greedy_reward=array_bad([0.5], [(2,)]))),
+    "toy.estimators.advantages (grpo)": Case(
+        estimators.advantages, dict(method="grpo", rewards=[0.0, 1.0, 1.0], eps=1e-4),
+        dict(rewards=array_bad([0.0, 1.0, 1.0], [(1,)]) + [[1e308, -1e308]], eps=POSITIVE)),
+    "toy.estimators.greedy_response": Case(estimators.greedy_response, dict(policy=PI, prompt=2),
+                                           dict(policy=POLICY, prompt=PROMPT)),
+    "toy.estimators.depth_probs": Case(estimators.depth_probs, dict(policy=PI, prompt=2),
+                                       dict(policy=POLICY + [LONG_EOS], prompt=PROMPT)),
+    "toy.estimators.gradient_from_weights": Case(
+        estimators.gradient_from_weights, dict(probs=estimators.depth_probs(PI, 2), weights=np.ones((5, 5))),
+        dict(probs=["abc", None, [], [np.full(5, NAN), np.ones((5, 5))]],
+             weights=array_bad(np.ones((5, 5)), [(5,), (5, 4)]))),
+    "toy.estimators.flatten": Case(estimators.flatten, dict(grads=[np.zeros(5)]),
+                                   dict(grads=["abc", None, [], np.zeros(5), [np.full(5, INF)]])),
+    "toy.estimators.exact_policy_gradient": Case(
+        estimators.exact_policy_gradient, dict(policy=PI, reward="sum_to_target", prompt=2),
+        dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT)),
+    "toy.estimators.score_norms": Case(estimators.score_norms, dict(policy=PI, prompt=2),
+                                       dict(policy=POLICY + [LONG_EOS], prompt=PROMPT)),
+    "toy.estimators.gradient_estimate": Case(
+        estimators.gradient_estimate, dict(method="rloo", policy=PI, reward="sum_to_target", prompt=2, n=4, rng=0),
+        dict(method=METHOD, policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, n=COUNT + [1, 257] + HUGE,
+             rng=RNG)),
+    "toy.estimators.compositions": Case(estimators.compositions, dict(n=4, m=3),
+                                        dict(n=COUNT[1:] + [10**6], m=COUNT + [10**6])),
+    "toy.estimators.gradient_moments": Case(
+        estimators.gradient_moments, dict(method="grpo", policy=PI, reward="count_target", prompt=2, n=4, eps=1e-4),
+        dict(method=METHOD, policy=POLICY + [LONG_EOS], reward=REWARD,
+             prompt=PROMPT, n=COUNT + [1, 257] + HUGE, eps=POSITIVE)),
+    "toy.estimators.expected_gradient": Case(
+        estimators.expected_gradient, dict(method="rloo", policy=PI, reward="sum_to_target", prompt=2, n=4),
+        dict(method=METHOD, policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, n=COUNT + [1] + HUGE)),
+    "toy.estimators.gradient_variance": Case(
+        estimators.gradient_variance, dict(method="grpo", policy=PI, reward="sum_to_target", prompt=2, n=4),
+        dict(method=METHOD, policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, n=COUNT + [1] + HUGE,
+             eps=POSITIVE)),
+    "toy.estimators.grpo_scale": Case(estimators.grpo_scale, dict(n=4, p=0.3, eps=1e-4),
+                                      dict(n=COUNT + [1] + HUGE, p=UNIT + [0.0, 1.0], eps=POSITIVE)),
+    "toy.estimators.expected_scale": Case(estimators.expected_scale, dict(method="rloo", n=4),
+                                          dict(method=METHOD + ["grpo"], n=COUNT + [1] + HUGE)),
+    # -- critic, bootstrap -------------------------------------------------------------------------------------
+    "toy.critic.Critic": Case(
+        critic.Critic, dict(length=2, features="tabular", n_actions=6, l2=0.0, init=0.5),
+        dict(length=COUNT + [13], features=["nope", None], n_actions=COUNT + [4, 7], l2=NON_NEGATIVE,
+             init=UNIT[2:] + [1e9])),
+    "toy.critic.Critic (size)": Case(critic.Critic, dict(length=12, features="tabular", n_actions=6), dict()),
+    "toy.critic.Critic.cells": Case(
+        method(critic.Critic(2, n_actions=6), "cells"), dict(prompts=2, prefixes=[(), (1,)]),
+        dict(prompts=PROMPT + [(1, 2, 3)], prefixes=["ab", None, 3, [(9,)], [(1, 2)], [(1.5,)]])),
+    "toy.critic.Critic.predict": Case(
+        method(critic.Critic(3, n_actions=6), "predict"), dict(prompts=2, prefixes=[(), (5, 5)]),
+        dict(prompts=PROMPT, prefixes=["ab", None, [(5, 1)], np.array([[5, 1]]), np.array([[0.5, 1.0]])])),
+    "toy.critic.Critic.values_along": Case(
+        method(critic.Critic(3, n_actions=6), "values_along"), dict(prompts=2, responses=np.array([[1, 5, 5]])),
+        dict(prompts=PROMPT, responses=["ab", None, np.array([[1, 5, 1]]), np.array([[1, 2]]), np.array([1, 2, 3]),
+                                        np.array([[1.0, 2.0, 3.0]]), np.array([[9, 1, 1]])])),
+    "toy.critic.Critic.table": Case(method(critic.Critic(2), "table"), dict(prompt=2, depth=1),
+                                    dict(prompt=PROMPT, depth=COUNT[1:] + [2])),
+    "toy.critic.Critic.fit": Case(
+        method(critic.Critic(2), "fit"), dict(prompts=2, prefixes=[(), (1,)], targets=[0.0, 1.0], steps=3, lr=0.5),
+        dict(prompts=PROMPT, prefixes=["ab", None, [(9,), ()]], targets=array_bad([0.0, 1.0], [(3,)]),
+             steps=[-3, 2.5, "3", True, 10**9], lr=POSITIVE)),
+    "toy.critic.Critic.fit_returns": Case(
+        method(critic.Critic(2), "fit_returns"), dict(prompts=2, responses=np.array([[1, 2]]), returns=[1.0]),
+        dict(prompts=PROMPT, responses=["ab", None, np.array([[1, 9]])], returns=array_bad([1.0], [(2,)]),
+             steps=[-3, 2.5, "3", True], lr=POSITIVE)),
+    "toy.critic.Critic.fit_population": Case(
+        method(critic.Critic(2), "fit_population"), dict(policy=PI, reward="sum_to_target", prompts=(2,)),
+        dict(policy=POLICY + [PI3], reward=REWARD, prompts=PROMPTS)),
+    "toy.critic.value_error": Case(
+        critic.value_error, dict(critic=critic.Critic(2), policy=PI, reward="sum_to_target", prompt=2),
+        dict(critic=["c", None, PI], policy=POLICY + [PI3], reward=REWARD, prompt=PROMPT)),
+    "toy.critic.sampled_errors": Case(
+        critic.sampled_errors, dict(policy=PI, reward="sum_to_target", prompt=2, features="position", sizes=[4],
+                                    seeds=1, l2=0.1),
+        dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, features=["nope", None],
+             sizes=["ab", None, [], [0], [2.5], [10**12]], seeds=COUNT + [10**12], l2=NON_NEGATIVE)),
+    "toy.critic.monte_carlo_error": Case(critic.monte_carlo_error, dict(policy=PI, reward="sum_to_target", prompt=2,
+                                                                        k=3),
+                                         dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, k=COUNT)),
+    "toy.bootstrap.critic_tables": Case(
+        bootstrap.critic_tables, dict(critic=[np.zeros(()), np.zeros(5)], prompt=2, length=2),
+        dict(critic=["ab", None, [np.zeros(())], [np.zeros(()), np.full(5, NAN)], [np.zeros(()), np.zeros((5, 5))]],
+             prompt=PROMPT, length=COUNT)),
+    "toy.bootstrap.lambda_returns": Case(
+        bootstrap.lambda_returns, dict(tables=[np.zeros(()), np.zeros(5)], rewards=np.ones((5, 5)), lam=0.5),
+        dict(tables=["ab", None, [np.zeros(())], [np.zeros(()), np.full(5, INF)]],
+             rewards=array_bad(np.ones((5, 5)), [(5, 4), ()]), lam=UNIT)),
+    "toy.bootstrap.target_error": Case(
+        bootstrap.target_error, dict(policy=PI, reward="sum_to_target", prompt=2, critic=critic.Critic(2), lam=0.5),
+        dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, critic=["ab", None, [np.zeros(())]],
+             lam=UNIT)),
+    # -- clipping, resets, offpolicy, exploration, longrun -----------------------------------------------------
+    "toy.clipping.ppo_update": Case(
+        clipping.ppo_update, dict(p_old=PROBS, actions=[0, 3], advantages=[1.0, -1.0], epochs=2, lr=0.5),
+        dict(p_old=probs_bad(PROBS, [(2, 2)]) + [[0.0, 0.5, 0.5, 0.0]], actions=["ab", None, [0, 4], [0.5, 1.0], [0]],
+             advantages=array_bad([1.0, -1.0], [(3,)]), eps_low=UNIT, eps_high=NON_NEGATIVE,
+             epochs=COUNT[1:] + [10**12], lr=POSITIVE)),
+    "toy.clipping.one_token_reach": Case(
+        clipping.one_token_reach, dict(p_old=0.1, advantage=1.0, budget=5.0),
+        dict(p_old=UNIT + [0.0, 1.0], advantage=[NAN, INF] + WRONG_TYPES, eps_low=UNIT, eps_high=NON_NEGATIVE,
+             budget=[-1.0, NAN, INF, 1e12, "x"])),
+    "toy.clipping.train": Case(
+        clipping.train, dict(p0=PROBS, rewards=[0.0, 1.0, 0.0, 0.0], updates=2, group=4, epochs=2, seeds=2),
+        dict(p0=probs_bad(PROBS, [(3,)]), rewards=array_bad([0.0, 1.0, 0.0, 0.0], [(3,)]), eps_low=UNIT,
+             eps_high=NON_NEGATIVE, updates=COUNT[1:] + HUGE, group=COUNT + [1] + HUGE, epochs=COUNT[1:] + HUGE,
+             lr=POSITIVE, seeds=COUNT + HUGE)),
+    "toy.resets.value_and_variance": Case(
+        resets.value_and_variance, dict(policy=PI_EOS, reward="sum_to_target", prompt=2, prefix=(1, 5)),
+        dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, prefix=prefix_bad(PI_EOS))),
+    "toy.resets.reset_estimates": Case(
+        resets.reset_estimates, dict(policy=PI, reward="sum_to_target", prompt=2, prefix=(1,), ks=[1, 4], repeats=3,
+                                     rng=0),
+        dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, prefix=prefix_bad(PI),
+             ks=["ab", None, [], [0], [2.5], [10**12]], repeats=COUNT + HUGE, rng=RNG)),
+    "toy.offpolicy.reward_gradient": Case(offpolicy.reward_gradient, dict(policy=TAB, reward="sum_to_target", prompt=2),
+                                          dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT)),
+    "toy.offpolicy.policy_path": Case(
+        offpolicy.policy_path, dict(reference=PI, reward="sum_to_target", prompt=2, steps=2, lr=0.5),
+        dict(reference=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, steps=COUNT[1:] + HUGE, lr=POSITIVE)),
+    "toy.offpolicy.weight_variance": Case(offpolicy.weight_variance, dict(current=TAB, old=PI, prompt=2),
+                                          dict(current=POLICY + [LONG_EOS], old=POLICY + [PI3], prompt=PROMPT)),
+    "toy.exploration.success_probability": Case(
+        exploration.success_probability, dict(policy=PI, reward="sum_to_target", prompt=2),
+        dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT)),
+    "toy.exploration.effective_responses": Case(exploration.effective_responses, dict(policy=PI, prompt=2),
+                                                dict(policy=POLICY + [LONG_EOS], prompt=PROMPT)),
+    "toy.exploration.first_success_cdf": Case(exploration.first_success_cdf, dict(p=0.1, n=[1, 2, 10]),
+                                              dict(p=UNIT, n=array_bad([1.0, 2.0]) + [[-1, 2]])),
+    "toy.exploration.sample_stream": Case(
+        exploration.sample_stream, dict(policy=PI, reward="sum_to_target", prompt=2, n=10, rng=0),
+        dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, n=COUNT + HUGE, rng=RNG)),
+    "toy.exploration.gradient_moments": Case(
+        exploration.gradient_moments, dict(policy=PI, reward="sum_to_target", prompt=2, baseline="none"),
+        dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, baseline=["mean", None])),
+    "toy.longrun.MarkovPolicy": Case(longrun.MarkovPolicy, dict(preset="tuned", temperature=0.5),
+                                     dict(preset=["nope", None], temperature=POSITIVE)),
+    "toy.longrun.MarkovPolicy.bigram": Case(method(MARKOV, "bigram"), dict(length=3), dict(length=COUNT + [11])),
+    "toy.longrun.automaton": Case(longrun.automaton, dict(reward="first_token", prompt=2),
+                                  dict(reward=REWARD, prompt=PROMPT)),
+    "toy.longrun.credit": Case(longrun.credit, dict(policy=MARKOV, reward="sum_to_target", prompt=2, length=50),
+                               dict(policy=POLICY + [PI], reward=REWARD, prompt=PROMPT, length=COUNT + [10**9])),
+    "toy.longrun.credit_horizon": Case(longrun.credit_horizon, dict(mean_square=[0.5, 0.1], share=0.9),
+                                       dict(mean_square=array_bad([0.5, 0.1], [(2, 2)]) + [[-1.0, 1.0]],
+                                            share=UNIT)),
+    # -- reward models, sft ------------------------------------------------------------------------------------
+    "toy.reward_models.sample_comparisons": Case(
+        reward_models.sample_comparisons, dict(policy=PI, reward="sum_to_target", prompt=2, n=10, sharpness=2.0,
+                                               rng=0),
+        dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, n=COUNT + HUGE, sharpness=POSITIVE,
+             rng=RNG)),
+    "toy.reward_models.feature_columns": Case(
+        reward_models.feature_columns, dict(features="additive", length=2, n_actions=6),
+        dict(features=["nope", None], length=COUNT + [12], n_actions=COUNT + [4, 7])),
+    "toy.reward_models.fit_bradley_terry": Case(
+        reward_models.fit_bradley_terry, dict(columns=COLUMNS, n_features=N_FEATURES, data=COMPARISONS, l2=1.0,
+                                              iterations=5),
+        dict(columns=["ab", None, COLUMNS[:, 0], COLUMNS + 10**6, COLUMNS * 0.5], n_features=COUNT,
+             data=["ab", None, (1, 2, 3), reward_models.Comparisons(np.array([0, 99]), np.array([1, 2]),
+                                                                     np.array([True, False]))],
+             l2=POSITIVE, iterations=COUNT + [10**6])),
+    "toy.reward_models.fit_bradley_terry (size)": Case(
+        reward_models.fit_bradley_terry,
+        dict(columns=np.arange(10_000)[:, None], n_features=10_000,
+             data=reward_models.Comparisons(np.arange(5_000), np.arange(5_000, 10_000), np.ones(5_000, bool))),
+        dict()),
+    "toy.reward_models.ProxyReward": Case(
+        reward_models.ProxyReward, dict(policy=PI, reward="sum_to_target", prompt=2, n_comparisons=10,
+                                        features="additive", sharpness=2.0, l2=1.0, seed=0),
+        dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, n_comparisons=COUNT + HUGE,
+             features=["nope", None], sharpness=POSITIVE, l2=POSITIVE, seed=RNG),
+        names=dict(n_comparisons="comparisons", seed="seed")),
+    "toy.reward_models.ProxyReward.agreement": Case(method(PROXY, "agreement"), dict(policy=PI),
+                                                    dict(policy=POLICY + [PI3])),
+    "toy.reward_models.optimisation_curve": Case(
+        reward_models.optimisation_curve, dict(reference=PI, optimised=PROXY, measured="sum_to_target", prompt=2,
+                                               betas=[0.1, 1.0]),
+        dict(reference=POLICY + [LONG_EOS], optimised=REWARD, measured=REWARD, prompt=PROMPT,
+             betas=["ab", None, [], [0.0], [NAN], 0.5]), names=dict(optimised="reward", measured="reward")),
+    "toy.sft.autoregressive": Case(
+        sft.autoregressive, dict(response_probs={2: np.full((5, 5), 0.04)}, base=PI),
+        dict(response_probs=["ab", None, {7: np.full((5, 5), 0.04)}, {2: np.full((5, 5), 0.05)},
+                             {2: np.full((5,), 0.2)}, {2: np.full((5, 5), NAN)}], base=POLICY + [LONG_EOS])),
+    "toy.sft.imperfect_expert": Case(
+        sft.imperfect_expert, dict(reference=PI, reward="sum_to_target", success_rate=0.5, prompts=(2,)),
+        dict(reference=POLICY + [LONG_EOS], reward=REWARD + ["count_target"], success_rate=UNIT, prompts=PROMPTS)),
+    "toy.sft.demonstrations": Case(sft.demonstrations, dict(expert=PI, n=3, prompts=(2,), rng=0),
+                                   dict(expert=POLICY, n=COUNT + HUGE, prompts=PROMPTS, rng=RNG)),
+    "toy.sft.fit_sft": Case(
+        sft.fit_sft, dict(demos=DEMOS, base=PI, prior_strength=1.0),
+        dict(demos=["ab", None, {}, {7: DEMOS[2]}, {2: np.array([[1, 9]])}, {2: np.array([1, 2])},
+                    {2: np.array([[0.5, 1.0]])}], base=POLICY + [LONG_EOS], prior_strength=UNIT[2:] + [-1.0])),
+    "toy.sft.fit_sft (eos)": Case(sft.fit_sft, dict(demos={2: np.array([[1, 5, 5]])}, base=PI_EOS),
+                                  dict(demos=[{2: np.array([[5, 1, 5]])}])),
+    "toy.sft.success_rate": Case(sft.success_rate, dict(policy=PI, reward="sum_to_target", prompts=(2,)),
+                                 dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompts=PROMPTS)),
+    "toy.sft.demonstration_success": Case(
+        sft.demonstration_success, dict(demos=DEMOS, reward="sum_to_target", length=2, n_actions=5),
+        dict(demos=["ab", None, {}, {2: np.array([[1, 9]])}], reward=REWARD, length=COUNT + [65],
+             n_actions=COUNT + [7])),
+    # -- train, ppo --------------------------------------------------------------------------------------------
+    "toy.train.train": Case(
+        train.train, dict(method="rloo", steps=1, group_size=2, betas=(0.1,), seeds=(0,), lr=1.0,
+                          reward="sum_to_target", reference=PI, start=TAB, prompts=(2,)),
+        dict(method=METHOD, steps=COUNT + [10**6], group_size=COUNT + [1, 257], betas=["x", None, (NAN,), (-1.0,)],
+             seeds=["x", None, (-1,), (2.5,)], lr=POSITIVE, reward=REWARD, reference=POLICY + [LONG_EOS],
+             start=OPTIONAL_POLICY + [PI3], prompts=PROMPTS, epochs=COUNT + [21], clip=UNIT),
+        names=dict(betas="beta", seeds="seed")),
+    "toy.train.train (ppo)": Case(
+        train.train, dict(method="vineppo", steps=1, group_size=2, seeds=(0,), reference=PI, prompts=(2,)),
+        dict(lam=UNIT, vine_k=COUNT + [10**9], critic_lr=UNIT, critic_features=["nope", 3])),
+    "toy.train.Curves.band": Case(method(CURVES, "band"), dict(name="kl", beta_index=0),
+                                  dict(name=["nope", None], beta_index=COUNT[1:] + [1])),
+    "toy.train.Curves.policy": Case(method(CURVES, "policy"), dict(beta_index=0, seed_index=0, base=PI),
+                                    dict(beta_index=COUNT[1:] + [1], seed_index=COUNT[1:] + [1],
+                                         base=OPTIONAL_POLICY + [PI3])),
+    "toy.train.tabular_logits": Case(train.tabular_logits, dict(policy=PI, prompts=(2,)),
+                                     dict(policy=POLICY + [LONG_EOS], prompts=PROMPTS)),
+    "toy.train.to_policy": Case(train.to_policy, dict(logits=LOG_PROBS, prompts=(2,), base=PI),
+                                dict(logits=["ab", None, [], LOG_PROBS[:1], [np.full((1, 1, 5), NAN), LOG_PROBS[1]]],
+                                     prompts=PROMPTS, base=OPTIONAL_POLICY + [PI3])),
+    "toy.train.response_log_probs": Case(train.response_log_probs, dict(log_probs=LOG_PROBS_B),
+                                         dict(log_probs=["ab", None, [], [np.full((1, 1, 1, 5), NAN)]])),
+    "toy.train.exact_metrics": Case(
+        train.exact_metrics, dict(log_p=LOG_P, log_ref=LOG_P[0], R=np.ones((1, 25))),
+        dict(log_p=array_bad(LOG_P, [(25,)]), log_ref=array_bad(LOG_P[0], [(1, 24)]),
+             R=array_bad(np.ones((1, 25)), [(1, 24)]))),
+    "toy.train.sample_ids": Case(train.sample_ids, dict(log_p=LOG_P, u=np.full((1, 1, 3), 0.5)),
+                                 dict(log_p=array_bad(LOG_P, [()]), u=array_bad(np.full((1, 1, 3), 0.5), [(2, 3)])
+                                      + [np.full((1, 1, 3), 1.5)])),
+    "toy.train.token_gradient": Case(
+        train.token_gradient, dict(probs=[np.exp(lp) for lp in LOG_PROBS_B], ids=IDS, coef=np.ones((1, 1, 3, 2)),
+                                   K=5),
+        dict(probs=["ab", None, [np.full((1, 1, 1, 5), NAN), np.ones((1, 1, 5, 5))]],
+             ids=["ab", None, IDS + 100, IDS[0], IDS * 0.5],
+             coef=array_bad(np.ones((1, 1, 3, 2)), [(1, 1, 3)]), K=COUNT)),
+    "toy.train.sampled_token_log_probs": Case(
+        train.sampled_token_log_probs, dict(log_probs=LOG_PROBS_B, ids=IDS, K=5),
+        dict(log_probs=["ab", None, [np.full((1, 1, 1, 5), INF), np.ones((1, 1, 5, 5))]],
+             ids=["ab", None, IDS + 100, IDS[0]], K=COUNT)),
+    "toy.train.optimum_metrics": Case(
+        train.optimum_metrics, dict(beta=0.0, reward="sum_to_target", reference=PI, prompts=(2,)),
+        dict(beta=UNIT[2:] + [-0.1, 101.0], reward=REWARD, reference=OPTIONAL_POLICY + [LONG_EOS], prompts=PROMPTS)),
+    "toy.ppo.TokenAdvantages": Case(
+        ppo.TokenAdvantages, dict(method="ppo", prompts=(2,), runs=1, length=2, n_actions=5),
+        dict(method=["nope", None], prompts=PROMPTS, runs=COUNT, length=COUNT + [13], n_actions=COUNT + [7],
+             lam=UNIT, vine_k=COUNT + [10**6], critic_lr=UNIT, critic_features=["nope", None])),
+    # -- tables, figures, exercises ----------------------------------------------------------------------------
+    "toy.fates.rows_for": Case(fates.rows_for, dict(label="open"),
+                               dict(label=["nope", None], rows=["ab", None, [ROW._replace(fate="nope")], [3]])),
+    "toy.fates.fate_table": Case(fates.fate_table, dict(link_prefix="x/"),
+                                 dict(rows=["ab", None, [ROW._replace(fate="nope")]], link_prefix=TEXT)),
+    "toy.fates.FateTable": Case(fates.FateTable, dict(uid="t1"),
+                                dict(rows=["ab", None, [(1, 2)]], link_prefix=TEXT, uid=TEXT + ["", "a b", "1x"])),
+    "toy.recipes.pipeline_figure": Case(
+        recipes.pipeline_figure, dict(recipes={"r": ("key", [recipes.PRETRAIN])}),
+        dict(recipes=["ab", 3, {}, {"r": ("key", [])}, {"r": ("key", ["stage"])},
+                      {"r": ("key", [recipes.Stage("s", "nope", "d")])}])),
+    "toy.figures.base_layout": Case(
+        lambda **kw: figures.base_layout(**kw), dict(fig=figures.go.Figure(), title="t", height=300),
+        dict(fig=["ab", None], title=TEXT, height=COUNT + [10**6])),
+    "toy.figures.credit_bars": Case(figures.credit_bars, dict(length=2), dict(length=COUNT + [10**6])),
+    "toy.figures.distribution_bars": Case(
+        figures.distribution_bars, dict(distributions={"a": [0.5, 0.5]}, labels=["x", "y"], title="t"),
+        dict(distributions=["ab", None, {"a": [0.5]}, {"a": [NAN, 0.5]}], labels=["ab", None, []], title=TEXT,
+             xtitle=TEXT, ytitle=TEXT)),
+    "toy.exercises.register": Case(
+        lambda **kw: exercises.EXERCISES.pop(exercises.register(**kw).name),  # registers nothing for good
+        dict(name="test-bad-input", title="t", cases=lambda rng: [], reference=abs),
+        dict(name=TEXT, title=TEXT, cases=["ab", None], reference=["ab", None], kind=["nope", None],
+             tolerance=POSITIVE)),
+    "toy.exercises.check": Case(exercises.check, dict(name="4.1-value", fn=lambda *a: 0.0, n_cases=1),
+                                dict(n_cases=[0, -3, 2.5, "3", True], time_limit=POSITIVE)),
+    "toy.exercises.random_setting": Case(exercises.random_setting, dict(rng=np.random.default_rng(0), length=2),
+                                         dict(rng=["ab", None, 3], length=[0, -3, 2.5, "3", True, 11])),
+}
+
+EXEMPT = {
+    "toy.checks": "the validators themselves: properties in tests/test_checks.py (hypothesis)",
+    "toy.explorer": "explorer machinery (issue 11 owns it): a control's value is checked against its finite options "
+                    "by Explorer.state; tests/test_explorers.py drives every control at every value",
+    "toy.explorers": "the book's explorers: built with no user data, their inputs are control options, checked by "
+                     "toy.explorer; tests/test_explorers.py drives every control at every value",
+    "toy.ppo.TokenAdvantages.uniforms_shape": "per-step interface of toy.train on arrays train builds itself "
+                                              "(train and the constructor check the user's input)",
+    "toy.ppo.TokenAdvantages.cells": "per-step interface of toy.train (see uniforms_shape)",
+    "toy.ppo.TokenAdvantages.values": "per-step interface of toy.train (see uniforms_shape)",
+    "toy.ppo.TokenAdvantages.update_critic": "per-step interface of toy.train (see uniforms_shape)",
+    "toy.ppo.TokenAdvantages.set_tables": "per-step interface of toy.train (see uniforms_shape)",
+    "toy.fates.FateTable.html": "takes no argument",
+    "toy.policy.Policy": "the abstract base class: takes no argument (its methods have rows, and BigramPolicy and "
+                         "TabularPolicy check their construction)",
+    "toy.train.Curves.first_signal": "takes no argument",
+}
+"""Public callables (or whole modules, by prefix) without a row in CASES, each with its reason."""
+
+
+def _is_record(cls) -> bool:
+    """NamedTuples and dataclasses hold results that toy builds: their constructors are records, not checks."""
+    return issubclass(cls, tuple) or hasattr(cls, "__dataclass_fields__")
+
+
+def public_callables() -> list[str]:
+    """Every public function, class (unless a record) and method defined in a toy module, by qualified name."""
+    found = []
+    for info in pkgutil.walk_packages(toy.__path__, "toy."):
+        mod = importlib.import_module(info.name)
+        for name, obj in vars(mod).items():
+            if name.startswith("_") or getattr(obj, "__module__", None) != mod.__name__:
+                continue
+            if inspect.isfunction(obj):
+                found.append(f"{mod.__name__}.{name}")
+            elif inspect.isclass(obj):
+                if not _is_record(obj):
+                    found.append(f"{mod.__name__}.{name}")
+                found += [f"{mod.__name__}.{name}.{m}" for m, f in vars(obj).items()
+                          if not m.startswith("_") and inspect.isfunction(f)]
+    return sorted(set(found))
+
+
+def _exemption(name: str) -> str | None:
+    for key, reason in EXEMPT.items():
+        if name == key or (key in sys.modules and name.startswith(key + ".")):  # a module exempts its contents
+            return reason
+    return None
+
+
+def test_every_public_function_is_covered():
+    covered = {key.split(" (")[0] for key in CASES}
+    missing = [n for n in public_callables() if n not in covered and _exemption(n) is None]
+    assert not missing, f"public functions with no row in CASES (tests/test_bad_input.py) and no exemption: {missing}"
+    stale = [k for k in covered if k not in public_callables()]
+    assert not stale, f"rows in CASES for functions that no longer exist: {stale}"
+    assert all(reason.strip() for reason in EXEMPT.values())
+
+
+def _run(fn, kwargs, timeout=TIME_LIMIT):
+    """Call fn(**kwargs) in a thread; return ('ok', result) / ('error', exception) / ('hang', None)."""
+    box = {}
+
+    def target():
+        try:
+            box["result"] = ("ok", fn(**kwargs))
+        except BaseException as err:  # noqa: BLE001 - reported to the test
+            box["result"] = ("error", err)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    return box.get("result", ("hang", None))
+
+
+def _bad_calls():
+    for key, case in CASES.items():
+        for arg, values in case.bad.items():
+            for i in range(len(values)):
+                yield pytest.param(key, arg, i, id=f"{key}-{arg}-{i}")
+
+
+@pytest.mark.parametrize("key", list(CASES))
+def test_good_setting_runs(key):
+    case = CASES[key]
+    if key.endswith("(size)"):
+        return  # these rows exist to be refused: their "good" setting is a size beyond the limit
+    status, result = _run(case.call, dict(case.good))
+    assert status == "ok", f"{key}({case.good}) should run, got {status}: {result!r}"
+
+
+@pytest.mark.parametrize("key", [k for k in CASES if k.endswith("(size)")])
+def test_size_guards_refuse_at_once(key):
+    case = CASES[key]
+    status, err = _run(case.call, dict(case.good))
+    assert status == "error" and isinstance(err, ValueError), f"{key}: expected ValueError, got {status}: {err!r}"
+    assert "limit" in str(err)
+
+
+@pytest.mark.parametrize("key,arg,index", list(_bad_calls()))
+def test_bad_input_is_refused(key, arg, index):
+    case = CASES[key]
+    value = case.bad[arg][index]
+    kwargs = dict(case.good, **{arg: value})
+    status, err = _run(case.call, kwargs)
+    assert status != "hang", f"{key} with {arg}={value!r} did not return within {TIME_LIMIT} s"
+    assert status == "error", f"{key} accepted {arg}={value!r}"
+    assert isinstance(err, ValueError), f"{key} with {arg}={value!r} raised {type(err).__name__}: {err}"
+    word = case.names.get(arg, arg)
+    assert word in str(err), f"{key} with {arg}={value!r}: the error does not name {word!r}: {err}"
