@@ -210,6 +210,47 @@
     if (resizer) resizer.observe(gd);
   }
 
+  // -- The reader's colour mode: in the theme's dark mode (html[data-theme="dark"], also after a switch while
+  // reading) figures take the page's background and text colours; their data colours stay, except near-black ones.
+  function dark() { return document.documentElement.dataset.theme === "dark"; }
+  function themeColor(name, fallback) {
+    return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
+  }
+  function blackish(c) {  // "#222", "#444444", "black": a grey too dark to see on a dark page
+    const m = /^#([0-9a-f]{3}|[0-9a-f]{6})$/i.exec(c || "");
+    if (!m) return c === "black";
+    const h = m[1].length === 3 ? m[1].replace(/./g, "$&$&") : m[1];
+    const [r, g, b] = [0, 2, 4].map((i) => parseInt(h.slice(i, i + 2), 16));
+    return Math.max(r, g, b) - Math.min(r, g, b) < 24 && Math.max(r, g, b) < 110;
+  }
+  function themed(traces, layout) {  // mutates and returns copies made by the caller
+    if (!dark()) return { traces, layout };
+    const text = themeColor("--pst-color-text-base", "#ced6dd");
+    const bg = themeColor("--pst-color-background", "#14181e");
+    const recolor = (o, key) => { if (o && blackish(o[key])) o[key] = text; };
+    traces.forEach((t) => {
+      recolor(t.marker, "color"); recolor(t.line, "color"); recolor(t.marker && t.marker.line, "color");
+      recolor(t.textfont, "color");
+    });
+    Object.assign(layout, { paper_bgcolor: bg, plot_bgcolor: bg, font: Object.assign({}, layout.font, { color: text }) });
+    if (layout.title && layout.title.font) layout.title.font = Object.assign({}, layout.title.font, { color: text });
+    layout.legend = Object.assign({}, layout.legend, { bgcolor: "rgba(0,0,0,0)" });
+    if (layout.legend.font) layout.legend.font = Object.assign({}, layout.legend.font, { color: text });
+    ["xaxis", "yaxis", ...Object.keys(layout).filter((k) => /^[xy]axis\d+$/.test(k))].forEach((k) => {
+      layout[k] = Object.assign({}, layout[k], { gridcolor: "#343b45", linecolor: "#5b6470", zerolinecolor: "#7d8793" });
+      if (layout[k].title && layout[k].title.font) layout[k].title.font.color = text;
+    });
+    (layout.annotations || []).forEach((an) => { if (an.font) an.font.color = text; });
+    return { traces, layout };
+  }
+  // Plain figures (plotly's own output) keep their original data and layout, to be re-themed from.
+  function rethemePlain(gd) {
+    const orig = gd._toyOriginal || (gd._toyOriginal = JSON.stringify({ traces: gd.data, layout: gd.layout }));
+    const { traces, layout } = themed(...Object.values(JSON.parse(orig)));
+    delete gd._toyFit;
+    return Promise.resolve(Plotly.react(gd, traces, layout)).then(() => { unfix(gd); return fitTexts(gd); });
+  }
+
   // -- Numbers in titles written exactly as Python writes them ("{x:.3f}", "{x:g}"): Python rounds the exact
   // binary value half to even (0.3125 -> "0.312"), JavaScript's toFixed rounds half up ("0.313"). String work only.
   function exactDigits(x) {  // the exact decimal digits of |x| and the position of its decimal point
@@ -309,7 +350,7 @@
       });
       const layout = JSON.parse(JSON.stringify(spec.figure.layout));
       spec.layout.forEach(([path, template]) => setPath(layout, path, render(template)));
-      return { traces, layout };
+      return themed(traces, layout);
     }
 
     let lastRedrawMs = 0;
@@ -428,11 +469,17 @@
       });
     });
     // Plain figures (plotly's own output in the page) get their titles fitted too.
-    document.querySelectorAll(".js-plotly-plot").forEach((gd) => {
-      if (gd.closest(".toy-explorer")) return;
+    const plain = [...document.querySelectorAll(".js-plotly-plot")].filter((gd) => !gd.closest(".toy-explorer"));
+    plain.forEach((gd) => {
       watchTexts(gd);
-      if (!unfix(gd)) fitTexts(gd);
+      if (dark()) rethemePlain(gd);
+      else if (!unfix(gd)) fitTexts(gd);
     });
+    // The page's light/dark switch: redraw every figure in the new mode.
+    new MutationObserver(() => {
+      Object.values(window.toyExplorers || {}).forEach((api) => api.redraw());
+      plain.forEach(rethemePlain);
+    }).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", initAll);
