@@ -5,7 +5,8 @@ JupyterLab serves headless; Chromium runs all its cells. Then, in the page: no M
 raw MyST (roles, directive fences, options, unevaluated or failed ``{eval}`` expressions), every number quoted in
 the prose shows the text toy.prose formats, no cell has an error output, exercises and solutions render as blocks
 with solutions closed and their code folded, citations are links reading author and year, and the project's
-JupyterLab settings (not the user's) keep the Jupyter news popup away.
+JupyterLab settings (not the user's) keep the Jupyter news popup away. Switched to JupyterLab's dark theme, every
+text of the live explorers (widget labels, readouts, buttons, figure texts) keeps a contrast of at least 4.5:1.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import shutil
 
 import nbformat
 import pytest
+
+from .contrast import CONTRAST_JS
 
 pytestmark = pytest.mark.slow
 
@@ -70,6 +73,15 @@ def test_every_notebook_reads_like_its_page(bt, browser, tmp_path, chapter_noteb
                         [...document.querySelectorAll('.Toastify__toast')].map(t => t.innerText)];
             }""")
             page.screenshot(path=str(bt.ARTIFACTS / f"jupyterlab-{path.stem}.png"))
+            # JupyterLab's dark theme: the live explorers (ipywidgets + FigureWidget) stay readable.
+            page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme',"
+                          " {theme: 'JupyterLab Dark'})")
+            page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+            page.wait_for_timeout(1000)
+            live = page.evaluate("() => document.querySelectorAll('.jp-OutputArea-output .widget-vbox"
+                                 " .js-plotly-plot .main-svg').length")
+            dark = page.evaluate(CONTRAST_JS, ".jp-OutputArea-output:has(.widget-vbox)")
+            page.screenshot(path=str(bt.ARTIFACTS / f"jupyterlab-dark-{path.stem}.png"))
         finally:
             bt.close(page)
 
@@ -101,3 +113,7 @@ def test_every_notebook_reads_like_its_page(bt, browser, tmp_path, chapter_noteb
         assert "quote(" not in prose_text
     assert news[0] == "false" and news[1] is None, f"the project's defaults must turn the news popup off: {news}"
     assert not [t for t in news[2] if "news" in t.lower()], news[2]
+    if "toy.explorers." in "".join(c.source for c in source.cells if c.cell_type == "code"):
+        assert live > 0 and dark, f"{path.name}: no live explorer drawn"
+        low = [r for r in dark if r["ratio"] < 4.5]
+        assert not low, f"{path.name}, JupyterLab dark theme: texts below 4.5:1 contrast: {low[:10]}"

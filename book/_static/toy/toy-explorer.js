@@ -277,20 +277,20 @@
     const sign = x < 0 || Object.is(x, -0) ? "-" : "";
     return sign + int + (d > 0 ? "." + digits.slice(p, p + d) : "");
   }
-  function pyGeneral(x) {  // Python's "{x:g}": 6 significant digits, no trailing zeros
+  function pyGeneral(x, sig = 6) {  // Python's "{x:g}" ("{x:.<sig>g}"): sig significant digits, no trailing zeros
     if (x === 0) return Object.is(x, -0) ? "-0" : "0";
     if (!(Math.abs(x) < 1e21)) return String(x);
     const [all, point] = exactDigits(x);
-    const [digits, p] = roundDigits(all, point, all.search(/[1-9]/) + 6);
+    const [digits, p] = roundDigits(all, point, all.search(/[1-9]/) + sig);
     const first = digits.search(/[1-9]/);
     const exp = p - first - 1;
     const sign = x < 0 ? "-" : "";
-    if (exp < -4 || exp >= 6) {
-      const sig = digits.slice(first, first + 6).replace(/0+$/, "");
-      return sign + sig[0] + (sig.length > 1 ? "." + sig.slice(1) : "") + "e" + (exp < 0 ? "-" : "+")
+    if (exp < -4 || exp >= sig) {
+      const kept = digits.slice(first, first + sig).replace(/0+$/, "");
+      return sign + kept[0] + (kept.length > 1 ? "." + kept.slice(1) : "") + "e" + (exp < 0 ? "-" : "+")
         + String(Math.abs(exp)).padStart(2, "0");
     }
-    return sign + pyFixed(Math.abs(x), 5 - exp).replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "");
+    return sign + pyFixed(Math.abs(x), sig - 1 - exp).replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "");
   }
 
   // base64 -> zlib-compressed bytes -> Float64Array (little-endian, as numpy wrote it).
@@ -353,6 +353,39 @@
       return themed(traces, layout);
     }
 
+    // The numbers behind the figure, as tables in a <details> under it (built only while it is open); the same
+    // grouping as toy.explorer.figure_tables, which the live view uses.
+    const numbers = document.createElement("details");
+    numbers.className = "toy-explorer-table";
+    numbers.innerHTML = "<summary>Numbers behind the figure</summary><div class=\"toy-explorer-tables\"></div>";
+    figDiv.after(numbers);
+    function fillTables(traces, layout) {
+      if (!numbers.open) return;
+      const groups = new Map();
+      const arr = (v) => (v && v._inputArray) || v;  // plotly keeps a typed array's decoded values there
+      traces.forEach((t, i) => {
+        const h = t.orientation === "h";
+        const values = arr(h ? t.x : t.y);
+        if (!values || t.visible === false) return;
+        const cats = Array.from(arr(h ? t.y : t.x) || Array.from(values, (_, j) => j), String);
+        const axis = (h ? t.xaxis : t.yaxis) || (h ? "x" : "y");
+        const key = cats.join("\u0000") + "|" + axis;
+        if (!groups.has(key)) {
+          const ax = layout[(h ? "xaxis" : "yaxis") + axis.slice(1)] || {};
+          const title = ax.title && typeof ax.title === "object" ? ax.title.text : ax.title;
+          groups.set(key, { title: String(title || "").replace(/<br>/g, " "), cats, rows: [] });
+        }
+        groups.get(key).rows.push([t.name || "series " + (i + 1), ...Array.from(values, Number)]);
+      });
+      const esc = (x) => String(x).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+      numbers.lastChild.innerHTML = [...groups.values()].map((g) => "<table class=\"toy-explorer-numbers\">"
+        + (g.title ? "<caption>" + esc(g.title) + "</caption>" : "")
+        + "<thead><tr><td></td>" + g.cats.map((c) => "<th scope=\"col\">" + esc(c) + "</th>").join("") + "</tr></thead><tbody>"
+        + g.rows.map(([name, ...v]) => "<tr><th scope=\"row\">" + esc(name) + "</th>"
+          + v.map((x) => "<td>" + pyGeneral(x, 4) + "</td>").join("") + "</tr>").join("") + "</tbody></table>").join("");
+    }
+    numbers.addEventListener("toggle", () => fillTables(figDiv.data, figDiv.layout));
+
     let lastRedrawMs = 0;
     let redraws = 0;
     function redraw() {
@@ -360,7 +393,7 @@
       const { traces, layout } = figureData();
       const done = Plotly.react(figDiv, traces, layout, { responsive: true, displaylogo: false });
       return Promise.resolve(done)
-        .then(() => fitTexts(figDiv))
+        .then(() => { fillTables(figDiv.data, figDiv.layout); return fitTexts(figDiv); })
         .then(() => { lastRedrawMs = performance.now() - t0; redraws += 1; });
     }
 
