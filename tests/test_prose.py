@@ -45,16 +45,22 @@ def markdown(nb):
 
 def glued_by(code: str) -> list[re.Pattern]:  # glue(...) or toy.glue(...)
     """The names a code cell glues: one regex per glue(...) call, an f-string's {...} matching any identifier part."""
+    tree = ast.parse(code)
+    assigned: dict[str, list] = {}  # key = f"..." then glue(key, ...)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            assigned.setdefault(node.targets[0].id, []).append(node.value)
     out = []
-    for node in ast.walk(ast.parse(code)):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Call) and "glue" in (getattr(node.func, "id", None), getattr(node.func, "attr", None)) \
                 and node.args:
-            arg = node.args[0]
-            if isinstance(arg, ast.Constant):
-                out.append(re.compile(re.escape(arg.value) + "$"))
-            elif isinstance(arg, ast.JoinedStr):
-                out.append(re.compile("".join(re.escape(v.value) if isinstance(v, ast.Constant) else r"\w+"
-                                              for v in arg.values) + "$"))
+            args = assigned.get(node.args[0].id, []) if isinstance(node.args[0], ast.Name) else [node.args[0]]
+            for arg in args:
+                if isinstance(arg, ast.Constant):
+                    out.append(re.compile(re.escape(arg.value) + "$"))
+                elif isinstance(arg, ast.JoinedStr):
+                    out.append(re.compile("".join(re.escape(v.value) if isinstance(v, ast.Constant) else r"\w+"
+                                                  for v in arg.values) + "$"))
     return out
 
 
