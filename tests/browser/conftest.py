@@ -252,7 +252,9 @@ def read_explorer(page, eid: str, redraws: int = 0) -> dict:
             controls,
             redraws: api.redraws(),
             traces: api.spec.traces.map(([i, attr]) => Array.from(get(gd.data[i], attr) || [], Number)),
-            layout: api.spec.layout.map(([path]) => get(gd.layout, path)),
+            // what each layout binding shows: the title as HTML above the plot, any other text in the figure
+            layout: api.spec.layout.map(([path]) => path === 'title.text' ? api.text(path) : get(gd.layout, path)),
+            titleShown: (document.getElementById(id + '-title') || {}).textContent,
             drawnBars: gd.querySelectorAll('.bars .point path').length,
         };
     }""", [eid, redraws])

@@ -22,7 +22,8 @@ CONTRAST_JS = r"""selector => {
     const rows = [];
     document.querySelectorAll(selector).forEach((box, n) => {
         const html = box.querySelectorAll('label, select, option:checked, output, button, .toy-explorer-caption,'
-            + ' .widget-label, .widget-readout, .widget-button, .widget-dropdown select, .widget-toggle-button');
+            + ' .widget-label, .widget-readout, .widget-button, .widget-dropdown select, .widget-toggle-button,'
+            + ' .toy-explorer-title, summary, table.toy-explorer-numbers td, table.toy-explorer-numbers th');
         html.forEach(el => {
             if (!el.offsetParent && el.tagName !== 'OPTION') return;
             const text = (el.innerText || el.textContent || '').trim();

@@ -321,6 +321,18 @@
     const figDiv = root.querySelector(".toy-explorer-figure");
     figDiv.setAttribute("role", "img");
     figDiv.setAttribute("aria-label", spec.title);
+    // The figure's title is HTML above the plot, not SVG text: it wraps by itself at any width, and a redraw
+    // that changes only numbers leaves plotly's layout alone (no relayout, no text to measure).
+    const titleDiv = document.createElement("div");
+    titleDiv.className = "toy-explorer-title";
+    titleDiv.id = root.id + "-title";
+    figDiv.before(titleDiv);
+    figDiv.setAttribute("aria-describedby", titleDiv.id);
+    const texts = {};  // layout path -> the text shown for it (the title's in titleDiv)
+    const TITLE = "title.text";
+    const givenTitle = spec.figure.layout.title || {};
+    const titled = givenTitle.text || spec.layout.some(([path]) => path === TITLE);
+    const marginTop = Math.max(((spec.figure.layout.margin || {}).t || 70) - (titled ? 40 : 0), 30);
 
     function output(name) {
       const o = spec.outputs[name];
@@ -349,7 +361,11 @@
         setPath(traces[i], attr, arr);
       });
       const layout = JSON.parse(JSON.stringify(spec.figure.layout));
-      spec.layout.forEach(([path, template]) => setPath(layout, path, render(template)));
+      texts[TITLE] = givenTitle.text || "";
+      spec.layout.forEach(([path, template]) => { texts[path] = render(template); });
+      Object.entries(texts).forEach(([path, text]) => { if (path !== TITLE) setPath(layout, path, text); });
+      layout.title = Object.assign({}, givenTitle, { text: "" });
+      layout.margin = Object.assign({}, layout.margin, { t: marginTop });
       return themed(traces, layout);
     }
 
@@ -391,6 +407,8 @@
     function redraw() {
       const t0 = performance.now();
       const { traces, layout } = figureData();
+      const title = texts[TITLE].replace(/<br\s*\/?>/g, "\n").replace(/<[^>]*>/g, "");
+      if (titleDiv.textContent !== title) titleDiv.textContent = title;
       const done = Plotly.react(figDiv, traces, layout, { responsive: true, displaylogo: false });
       return Promise.resolve(done)
         .then(() => { fillTables(figDiv.data, figDiv.layout); return fitTexts(figDiv); })
@@ -474,6 +492,7 @@
       figure: figDiv,
       redraw,
       lastRedrawMs: () => lastRedrawMs,
+      text: (path) => texts[path],  // the text a layout binding shows (the title's is the HTML above the plot)
       redraws: () => redraws,  // completed redraws, so tests and benchmarks can wait for one
       // Set controls by option index and redraw once: {temperature: 0, reward: 1}.
       set(indices) {
