@@ -58,6 +58,7 @@ from .policy import (
     reference_policy,
     strip_eos,
 )
+from .prose import glue, quote  # numbers quoted in a notebook's prose: {eval}`toy.quote("name", ".3f")`
 from .rewards import REWARDS, get_reward, reward_table
 
 __all__ = [
@@ -69,4 +70,5 @@ __all__ = [
     "BigramPolicy", "HabitPolicy", "Policy", "TabularPolicy",
     "advantage_table", "credit_by_position", "get_reward", "reference_policy", "reward_table",
     "sequence_advantage", "strip_eos", "token_advantages", "value", "values",
+    "glue", "quote",
 ]

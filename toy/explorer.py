@@ -281,6 +281,47 @@ class Explorer:
         return self.live().widget._repr_mimebundle_(include=include, exclude=exclude)
 
 
+TABLE_LABEL = "Numbers behind the figure"
+
+
+def figure_tables(fig) -> list[dict]:
+    """The numbers a figure draws, as tables: one per group of traces that share their categories (x, or y for
+    horizontal bars) and axes; each a dict with ``title`` (the axis title of the values), ``header`` (the
+    categories) and ``rows`` ([series name, value, ...]). The page script builds the same tables from the same
+    data (``toy-explorer.js``), so the static and live views offer the same numbers."""
+    groups: dict[tuple, dict] = {}
+    layout = fig.layout.to_plotly_json() if hasattr(fig.layout, "to_plotly_json") else dict(fig.layout)
+    for i, t in enumerate(fig.data):
+        t = t.to_plotly_json() if hasattr(t, "to_plotly_json") else dict(t)
+        horizontal = t.get("orientation") == "h"
+        values, cats = (t.get("x"), t.get("y")) if horizontal else (t.get("y"), t.get("x"))
+        if values is None or t.get("visible") is False:
+            continue
+        values = [float(v) for v in np.asarray(values, dtype=float).ravel()]
+        cats = [str(c) for c in (cats if cats is not None else range(len(values)))]
+        axis = (t.get("xaxis") or "x") if horizontal else (t.get("yaxis") or "y")
+        key = (tuple(cats), axis)
+        if key not in groups:
+            ax = layout.get(("xaxis" if horizontal else "yaxis") + axis[1:], {}) or {}
+            title = (ax.get("title") or {}).get("text") if isinstance(ax.get("title"), dict) else ax.get("title")
+            groups[key] = {"title": str(title or "").replace("<br>", " "), "header": cats, "rows": []}
+        groups[key]["rows"].append([str(t.get("name") or f"series {i + 1}")] + values)
+    return list(groups.values())
+
+
+def tables_html(tables: list[dict]) -> str:
+    """``figure_tables`` as HTML tables (values to 4 significant digits)."""
+    parts = []
+    for tab in tables:
+        head = "".join(f'<th scope="col">{html.escape(c)}</th>' for c in tab["header"])
+        body = "".join("<tr>" + f'<th scope="row">{html.escape(r[0])}</th>'
+                       + "".join(f"<td>{v:.4g}</td>" for v in r[1:]) + "</tr>" for r in tab["rows"])
+        caption = f"<caption>{html.escape(tab['title'])}</caption>" if tab["title"] else ""
+        parts.append(f'<table class="toy-explorer-numbers">{caption}<thead><tr><td></td>{head}</tr></thead>'
+                     f"<tbody>{body}</tbody></table>")
+    return "".join(parts)
+
+
 class LiveView:
     """The live view of an explorer: ``widget`` (to display), ``controls`` (name → ipywidget), ``figure``."""
 
@@ -321,8 +362,18 @@ class LiveView:
         for w in list(self.controls.values()) + buttons:
             w.layout.margin = "2px 14px 2px 0"
         box = W.Layout(display="flex", flex_flow="row wrap", align_items="center")
-        self.widget = W.VBox([W.Box(list(self.controls.values()) + buttons, layout=box), self.figure])
+        # The figure's numbers as a table, under it, for readers who prefer numbers and for screen readers.
+        self.table_toggle = W.ToggleButton(value=False, description=TABLE_LABEL, icon="table", tooltip=TABLE_LABEL)
+        self.table = W.HTML(layout=W.Layout(display="none", overflow="auto"))
+        self.table_toggle.observe(self._show_table, names="value")
+        self.widget = W.VBox([W.Box(list(self.controls.values()) + buttons, layout=box), self.figure,
+                              self.table_toggle, self.table])
         self.redraw()
+
+    def _show_table(self, _change=None) -> None:
+        self.table.layout.display = "block" if self.table_toggle.value else "none"
+        if self.table_toggle.value:
+            self.table.value = tables_html(figure_tables(self.figure))
 
     def state(self) -> dict:
         """The control state the widgets show (continuous sliders give their value, the others an option)."""
@@ -335,6 +386,8 @@ class LiveView:
         outs = self.explorer.evaluate(state)
         with self.figure.batch_update():
             self.explorer._fill(self.figure, outs, state)
+        if self.table_toggle.value:
+            self.table.value = tables_html(figure_tables(self.figure))
 
     def _on_change(self, _change) -> None:
         if not self._holding:

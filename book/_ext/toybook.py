@@ -14,6 +14,9 @@
 * Thebe stays off (it needs a remote Binder kernel): with ``launch_buttons.thebe`` false, sphinx-thebe's page
   scripts and config are removed, so no page carries a dormant script that points at a CDN. Inline scripts that
   Sphinx 7.4 registers twice (its registry stores them as ``None``, the builder as ``""``) are written once.
+* Citations are Markdown links that read the same in JupyterLab and in the book: ``[Sutton and Barto,
+  2018](../../book/references.bib#sutton2018rl)`` opens the bibliography file in JupyterLab, and becomes a link to
+  the entry on the book's bibliography page here. ``author_year`` is the one place where a link's text comes from.
 """
 
 from __future__ import annotations
@@ -28,6 +31,10 @@ from pathlib import Path
 
 import plotly
 from docutils import nodes
+from sphinx.transforms import SphinxTransform
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
 
 MATHJAX_DIST = "sphinx-mathjax-offline"
 MATHJAX_ENTRY = "startup.js"
@@ -162,6 +169,99 @@ def _drop_thebe_config(app, doctree, docname):
             node.parent.remove(node)
 
 
+BIB_FILE = "book/references.bib"
+BIBLIOGRAPHY_DOC = "book/bibliography"
+CITE_LINK = re.compile(r"\]\(((?:\.\./)*)book/references\.bib#([A-Za-z0-9_:-]+)\)")
+
+
+def bib_entries(path: Path | str | None = None) -> dict:
+    """The entries of the book's bibliography file, by key (pybtex entries)."""
+    import pybtex.database
+
+    path = Path(path) if path else Path(__file__).resolve().parents[2] / BIB_FILE
+    return dict(pybtex.database.parse_file(str(path)).entries)
+
+
+def author_year(entry) -> tuple[str, str]:
+    """(authors, year) as a citation reads them: "Sutton and Barto", "Stiennon et al.", with LaTeX decoded."""
+    from pybtex.richtext import Text
+
+    def last(person) -> str:
+        return Text.from_latex(" ".join(person.prelast_names + person.last_names)).render_as("text")
+
+    people = entry.persons.get("author") or entry.persons.get("editor") or []
+    if not people:
+        raise ValueError(f"bibliography entry {entry.key!r} has no author or editor")
+    names = [last(p) for p in people]
+    if names[-1] == "others":  # "and others" in BibTeX: an author list cut short
+        names = [names[0], "", ""]
+    authors = names[0] if len(names) == 1 else f"{names[0]} and {names[1]}" if len(names) == 2 else \
+        f"{names[0]} et al."
+    return authors, entry.fields.get("year", "n.d.")
+
+
+def cite_text(key: str, narrative: bool, entries: dict) -> str:
+    """The Markdown link of one citation: "[Sutton and Barto, 2018](…)" (parenthetical: the caller adds the
+    parentheses) or "[Sutton and Barto (2018)](…)" (narrative), without its target."""
+    if key not in entries:
+        raise KeyError(f"{key!r} is not in {BIB_FILE}")
+    authors, year = author_year(entries[key])
+    return f"{authors} ({year})" if narrative else f"{authors}, {year}"
+
+
+def _cite_links_to_bibliography(app, docname, source):
+    """A citation links to references.bib (what JupyterLab can open); in the book it points at the bibliography
+    page, where each entry's anchor is its key (``bibtex_cite_id``)."""
+    source[0] = CITE_LINK.sub(r"](\1book/bibliography.md#\2)", source[0])
+
+
+class CitationLinks(SphinxTransform):
+    """Turn each link to the bibliography page's entry into a plain reference to that entry's anchor (MyST would
+    look for a heading of that name)."""
+
+    default_priority = 500
+
+    def apply(self):
+        from sphinx import addnodes
+
+        keys = None
+        for node in list(self.document.findall(addnodes.pending_xref)):
+            if node.get("reftype") != "myst" or node.get("reftarget") != BIBLIOGRAPHY_DOC:
+                continue
+            key = node.get("reftargetid")
+            if not key:
+                continue
+            keys = keys if keys is not None else bib_entries(Path(self.app.srcdir) / BIB_FILE)
+            if key not in keys:
+                logger.warning(f"citation of {key!r}: not in {BIB_FILE}", location=node)
+                continue
+            uri = self.app.builder.get_relative_uri(self.env.docname, BIBLIOGRAPHY_DOC)
+            ref = nodes.reference("", "", *node.children, refuri=f"{uri}#{nodes.make_id(key)}",
+                                  classes=["toy-cite"], internal=True)
+            node.replace_self(ref)
+
+
+def _run_code_before_each_markdown_cell():
+    """With ``execute_notebooks: inline`` myst-nb runs a code cell only when it renders one, so a hidden
+    (``remove-cell``) cell would run late, after the prose that quotes its numbers. Run every cell above a Markdown
+    cell before rendering it: the order of Run All in JupyterLab, where the same ``{eval}`` roles are evaluated."""
+    from myst_nb.core.render import MditRenderMixin
+
+    render = MditRenderMixin.render_nb_cell_markdown
+    if getattr(render, "_toybook", False):
+        return
+
+    def render_nb_cell_markdown(self, token):
+        index = token.meta.get("index")
+        client = self.md_options.get("nb_client")
+        if index and client is not None:
+            client.code_cell_outputs(index - 1)
+        return render(self, token)
+
+    render_nb_cell_markdown._toybook = True
+    MditRenderMixin.render_nb_cell_markdown = render_nb_cell_markdown
+
+
 def _notebooks_always_outdated(app, env, added, changed, removed):
     """Re-read (so re-execute) every notebook on every build: its outputs depend on ``toy``, which Sphinx does not
     track, so an unchanged notebook would otherwise keep outputs computed by an older ``toy``."""
@@ -170,11 +270,14 @@ def _notebooks_always_outdated(app, env, added, changed, removed):
 
 def setup(app):
     os.environ["TOY_EXPLORER_VIEW"] = "static"
+    _run_code_before_each_markdown_cell()
     app.connect("config-inited", _vendor_static)
     app.connect("env-get-outdated", _notebooks_always_outdated)
     app.connect("build-finished", _remove_vendored)
     app.connect("html-page-context", _page_assets, priority=990)
     app.connect("doctree-resolved", _drop_thebe_config, priority=900)
+    app.connect("source-read", _cite_links_to_bibliography)
+    app.add_transform(CitationLinks)
     app.add_js_file(PLOTLY_JS, priority=100)
     app.add_js_file(EXPLORER_JS, priority=900)
     app.add_css_file("toy/toy.css")

@@ -61,6 +61,9 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("book_doc", ALL_PAGES, ids=[slug(d) for d in ALL_PAGES])
     if "chapter_doc" in metafunc.fixturenames:
         metafunc.parametrize("chapter_doc", CHAPTER_PAGES, ids=[slug(d) for d in CHAPTER_PAGES])
+    if "chapter_notebook" in metafunc.fixturenames:  # every chapter page that is a notebook, as a path
+        notebooks = [f"{d}.ipynb" for d in CHAPTER_PAGES if (ROOT / f"{d}.ipynb").exists()]
+        metafunc.parametrize("chapter_notebook", notebooks, ids=[slug(d) for d in notebooks])
 
 
 @pytest.fixture(scope="session")
@@ -249,7 +252,9 @@ def read_explorer(page, eid: str, redraws: int = 0) -> dict:
             controls,
             redraws: api.redraws(),
             traces: api.spec.traces.map(([i, attr]) => Array.from(get(gd.data[i], attr) || [], Number)),
-            layout: api.spec.layout.map(([path]) => get(gd.layout, path)),
+            // what each layout binding shows: the title as HTML above the plot, any other text in the figure
+            layout: api.spec.layout.map(([path]) => path === 'title.text' ? api.text(path) : get(gd.layout, path)),
+            titleShown: (document.getElementById(id + '-title') || {}).textContent,
             drawnBars: gd.querySelectorAll('.bars .point path').length,
         };
     }""", [eid, redraws])
@@ -402,10 +407,11 @@ def jupyterlab(root: Path, log_path: Path, timeout: float = 90.0):
     env = {k: v for k, v in os.environ.items() if k != "TOY_EXPLORER_VIEW"}
     env.update(JUPYTER_CONFIG_DIR=str(state / "config"), JUPYTER_RUNTIME_DIR=str(state / "runtime"),
                IPYTHONDIR=str(state / "ipython"), JUPYTER_DATA_DIR=str(state / "data"), JUPYTER_PLATFORM_DIRS="1")
-    # No "would you like news?" toast over the notebook.
-    notification = state / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
-    notification.parent.mkdir(parents=True, exist_ok=True)
-    notification.write_text('{"fetchNews": "false", "checkForUpdates": false}')
+    # The news popup stays off through the project's own settings (lab-settings/, installed by requirements.txt),
+    # not here. Every cell is rendered (no windowing), so a test can read every Markdown cell's rendered text.
+    tracker = state / "settings" / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
+    tracker.parent.mkdir(parents=True, exist_ok=True)
+    tracker.write_text('{"windowingMode": "none"}')
     port = free_port()
     cmd = [str(Path(sys.executable).with_name("jupyter-lab")), "--no-browser", "--allow-root", "--ip=127.0.0.1",
            f"--port={port}", "--ServerApp.port_retries=0", "--ServerApp.token=", "--ServerApp.password=",

@@ -84,8 +84,13 @@ def test_explorers_and_figures_fit_a_400px_screen(bt, browser, site_url, chapter
         assert sum(wide_lines) < sum(narrow_lines), f"titles stay broken at 1280 px: {wide_lines} lines"
 
 
-TITLE_LINES_JS = """() => [...document.querySelectorAll('.js-plotly-plot')]
-    .map(gd => String(gd._fullLayout.title.text || '').split('<br>').length)"""
+TITLE_LINES_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => {
+    // An explorer's title is HTML above its plot (lines: its height over its line height); a plain figure's is
+    // plotly's own, broken into lines by the page script.
+    const html = gd.closest('.toy-explorer') && gd.closest('.toy-explorer').querySelector('.toy-explorer-title');
+    if (html) return Math.round(html.getBoundingClientRect().height / parseFloat(getComputedStyle(html).lineHeight));
+    return String(gd._fullLayout.title.text || '').split('<br>').length;
+})"""
 
 A11Y_JS = r"""() => {
     const problems = [];
@@ -109,8 +114,10 @@ A11Y_JS = r"""() => {
     const figures = [...document.querySelectorAll('.js-plotly-plot')];
     figures.forEach((gd, k) => {
         const fl = gd._fullLayout;
-        const id = 'figure ' + k + ' (' + (fl.title.text || 'untitled') + ')';
-        if (placeholder(fl.title.text)) problems.push(id + ' has no title');
+        const html = gd.closest('.toy-explorer') && gd.closest('.toy-explorer').querySelector('.toy-explorer-title');
+        const title = html ? html.textContent : fl.title.text;  // an explorer's title is HTML above its plot
+        const id = 'figure ' + k + ' (' + (title || 'untitled') + ')';
+        if (placeholder(title)) problems.push(id + ' has no title');
         // Axis titles: every group of visible axes that share a domain (panels stacked on one x axis, or side by
         // side on one y axis) names its quantity at least once.
         ['x', 'y'].forEach(letter => {

@@ -210,6 +210,47 @@
     if (resizer) resizer.observe(gd);
   }
 
+  // -- The reader's colour mode: in the theme's dark mode (html[data-theme="dark"], also after a switch while
+  // reading) figures take the page's background and text colours; their data colours stay, except near-black ones.
+  function dark() { return document.documentElement.dataset.theme === "dark"; }
+  function themeColor(name, fallback) {
+    return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
+  }
+  function blackish(c) {  // "#222", "#444444", "black": a grey too dark to see on a dark page
+    const m = /^#([0-9a-f]{3}|[0-9a-f]{6})$/i.exec(c || "");
+    if (!m) return c === "black";
+    const h = m[1].length === 3 ? m[1].replace(/./g, "$&$&") : m[1];
+    const [r, g, b] = [0, 2, 4].map((i) => parseInt(h.slice(i, i + 2), 16));
+    return Math.max(r, g, b) - Math.min(r, g, b) < 24 && Math.max(r, g, b) < 110;
+  }
+  function themed(traces, layout) {  // mutates and returns copies made by the caller
+    if (!dark()) return { traces, layout };
+    const text = themeColor("--pst-color-text-base", "#ced6dd");
+    const bg = themeColor("--pst-color-background", "#14181e");
+    const recolor = (o, key) => { if (o && blackish(o[key])) o[key] = text; };
+    traces.forEach((t) => {
+      recolor(t.marker, "color"); recolor(t.line, "color"); recolor(t.marker && t.marker.line, "color");
+      recolor(t.textfont, "color");
+    });
+    Object.assign(layout, { paper_bgcolor: bg, plot_bgcolor: bg, font: Object.assign({}, layout.font, { color: text }) });
+    if (layout.title && layout.title.font) layout.title.font = Object.assign({}, layout.title.font, { color: text });
+    layout.legend = Object.assign({}, layout.legend, { bgcolor: "rgba(0,0,0,0)" });
+    if (layout.legend.font) layout.legend.font = Object.assign({}, layout.legend.font, { color: text });
+    ["xaxis", "yaxis", ...Object.keys(layout).filter((k) => /^[xy]axis\d+$/.test(k))].forEach((k) => {
+      layout[k] = Object.assign({}, layout[k], { gridcolor: "#343b45", linecolor: "#5b6470", zerolinecolor: "#7d8793" });
+      if (layout[k].title && layout[k].title.font) layout[k].title.font.color = text;
+    });
+    (layout.annotations || []).forEach((an) => { if (an.font) an.font.color = text; });
+    return { traces, layout };
+  }
+  // Plain figures (plotly's own output) keep their original data and layout, to be re-themed from.
+  function rethemePlain(gd) {
+    const orig = gd._toyOriginal || (gd._toyOriginal = JSON.stringify({ traces: gd.data, layout: gd.layout }));
+    const { traces, layout } = themed(...Object.values(JSON.parse(orig)));
+    delete gd._toyFit;
+    return Promise.resolve(Plotly.react(gd, traces, layout)).then(() => { unfix(gd); return fitTexts(gd); });
+  }
+
   // -- Numbers in titles written exactly as Python writes them ("{x:.3f}", "{x:g}"): Python rounds the exact
   // binary value half to even (0.3125 -> "0.312"), JavaScript's toFixed rounds half up ("0.313"). String work only.
   function exactDigits(x) {  // the exact decimal digits of |x| and the position of its decimal point
@@ -236,20 +277,20 @@
     const sign = x < 0 || Object.is(x, -0) ? "-" : "";
     return sign + int + (d > 0 ? "." + digits.slice(p, p + d) : "");
   }
-  function pyGeneral(x) {  // Python's "{x:g}": 6 significant digits, no trailing zeros
+  function pyGeneral(x, sig = 6) {  // Python's "{x:g}" ("{x:.<sig>g}"): sig significant digits, no trailing zeros
     if (x === 0) return Object.is(x, -0) ? "-0" : "0";
     if (!(Math.abs(x) < 1e21)) return String(x);
     const [all, point] = exactDigits(x);
-    const [digits, p] = roundDigits(all, point, all.search(/[1-9]/) + 6);
+    const [digits, p] = roundDigits(all, point, all.search(/[1-9]/) + sig);
     const first = digits.search(/[1-9]/);
     const exp = p - first - 1;
     const sign = x < 0 ? "-" : "";
-    if (exp < -4 || exp >= 6) {
-      const sig = digits.slice(first, first + 6).replace(/0+$/, "");
-      return sign + sig[0] + (sig.length > 1 ? "." + sig.slice(1) : "") + "e" + (exp < 0 ? "-" : "+")
+    if (exp < -4 || exp >= sig) {
+      const kept = digits.slice(first, first + sig).replace(/0+$/, "");
+      return sign + kept[0] + (kept.length > 1 ? "." + kept.slice(1) : "") + "e" + (exp < 0 ? "-" : "+")
         + String(Math.abs(exp)).padStart(2, "0");
     }
-    return sign + pyFixed(Math.abs(x), 5 - exp).replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "");
+    return sign + pyFixed(Math.abs(x), sig - 1 - exp).replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "");
   }
 
   // base64 -> zlib-compressed bytes -> Float64Array (little-endian, as numpy wrote it).
@@ -280,6 +321,18 @@
     const figDiv = root.querySelector(".toy-explorer-figure");
     figDiv.setAttribute("role", "img");
     figDiv.setAttribute("aria-label", spec.title);
+    // The figure's title is HTML above the plot, not SVG text: it wraps by itself at any width, and a redraw
+    // that changes only numbers leaves plotly's layout alone (no relayout, no text to measure).
+    const titleDiv = document.createElement("div");
+    titleDiv.className = "toy-explorer-title";
+    titleDiv.id = root.id + "-title";
+    figDiv.before(titleDiv);
+    figDiv.setAttribute("aria-describedby", titleDiv.id);
+    const texts = {};  // layout path -> the text shown for it (the title's in titleDiv)
+    const TITLE = "title.text";
+    const givenTitle = spec.figure.layout.title || {};
+    const titled = givenTitle.text || spec.layout.some(([path]) => path === TITLE);
+    const marginTop = Math.max(((spec.figure.layout.margin || {}).t || 70) - (titled ? 40 : 0), 30);
 
     function output(name) {
       const o = spec.outputs[name];
@@ -308,18 +361,57 @@
         setPath(traces[i], attr, arr);
       });
       const layout = JSON.parse(JSON.stringify(spec.figure.layout));
-      spec.layout.forEach(([path, template]) => setPath(layout, path, render(template)));
-      return { traces, layout };
+      texts[TITLE] = givenTitle.text || "";
+      spec.layout.forEach(([path, template]) => { texts[path] = render(template); });
+      Object.entries(texts).forEach(([path, text]) => { if (path !== TITLE) setPath(layout, path, text); });
+      layout.title = Object.assign({}, givenTitle, { text: "" });
+      layout.margin = Object.assign({}, layout.margin, { t: marginTop });
+      return themed(traces, layout);
     }
+
+    // The numbers behind the figure, as tables in a <details> under it (built only while it is open); the same
+    // grouping as toy.explorer.figure_tables, which the live view uses.
+    const numbers = document.createElement("details");
+    numbers.className = "toy-explorer-table";
+    numbers.innerHTML = "<summary>Numbers behind the figure</summary><div class=\"toy-explorer-tables\"></div>";
+    figDiv.after(numbers);
+    function fillTables(traces, layout) {
+      if (!numbers.open) return;
+      const groups = new Map();
+      const arr = (v) => (v && v._inputArray) || v;  // plotly keeps a typed array's decoded values there
+      traces.forEach((t, i) => {
+        const h = t.orientation === "h";
+        const values = arr(h ? t.x : t.y);
+        if (!values || t.visible === false) return;
+        const cats = Array.from(arr(h ? t.y : t.x) || Array.from(values, (_, j) => j), String);
+        const axis = (h ? t.xaxis : t.yaxis) || (h ? "x" : "y");
+        const key = cats.join("\u0000") + "|" + axis;
+        if (!groups.has(key)) {
+          const ax = layout[(h ? "xaxis" : "yaxis") + axis.slice(1)] || {};
+          const title = ax.title && typeof ax.title === "object" ? ax.title.text : ax.title;
+          groups.set(key, { title: String(title || "").replace(/<br>/g, " "), cats, rows: [] });
+        }
+        groups.get(key).rows.push([t.name || "series " + (i + 1), ...Array.from(values, Number)]);
+      });
+      const esc = (x) => String(x).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+      numbers.lastChild.innerHTML = [...groups.values()].map((g) => "<table class=\"toy-explorer-numbers\">"
+        + (g.title ? "<caption>" + esc(g.title) + "</caption>" : "")
+        + "<thead><tr><td></td>" + g.cats.map((c) => "<th scope=\"col\">" + esc(c) + "</th>").join("") + "</tr></thead><tbody>"
+        + g.rows.map(([name, ...v]) => "<tr><th scope=\"row\">" + esc(name) + "</th>"
+          + v.map((x) => "<td>" + pyGeneral(x, 4) + "</td>").join("") + "</tr>").join("") + "</tbody></table>").join("");
+    }
+    numbers.addEventListener("toggle", () => fillTables(figDiv.data, figDiv.layout));
 
     let lastRedrawMs = 0;
     let redraws = 0;
     function redraw() {
       const t0 = performance.now();
       const { traces, layout } = figureData();
+      const title = texts[TITLE].replace(/<br\s*\/?>/g, "\n").replace(/<[^>]*>/g, "");
+      if (titleDiv.textContent !== title) titleDiv.textContent = title;
       const done = Plotly.react(figDiv, traces, layout, { responsive: true, displaylogo: false });
       return Promise.resolve(done)
-        .then(() => fitTexts(figDiv))
+        .then(() => { fillTables(figDiv.data, figDiv.layout); return fitTexts(figDiv); })
         .then(() => { lastRedrawMs = performance.now() - t0; redraws += 1; });
     }
 
@@ -400,6 +492,7 @@
       figure: figDiv,
       redraw,
       lastRedrawMs: () => lastRedrawMs,
+      text: (path) => texts[path],  // the text a layout binding shows (the title's is the HTML above the plot)
       redraws: () => redraws,  // completed redraws, so tests and benchmarks can wait for one
       // Set controls by option index and redraw once: {temperature: 0, reward: 1}.
       set(indices) {
@@ -428,11 +521,17 @@
       });
     });
     // Plain figures (plotly's own output in the page) get their titles fitted too.
-    document.querySelectorAll(".js-plotly-plot").forEach((gd) => {
-      if (gd.closest(".toy-explorer")) return;
+    const plain = [...document.querySelectorAll(".js-plotly-plot")].filter((gd) => !gd.closest(".toy-explorer"));
+    plain.forEach((gd) => {
       watchTexts(gd);
-      if (!unfix(gd)) fitTexts(gd);
+      if (dark()) rethemePlain(gd);
+      else if (!unfix(gd)) fitTexts(gd);
     });
+    // The page's light/dark switch: redraw every figure in the new mode.
+    new MutationObserver(() => {
+      Object.values(window.toyExplorers || {}).forEach((api) => api.redraw());
+      plain.forEach(rethemePlain);
+    }).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", initAll);
