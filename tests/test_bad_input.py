@@ -33,13 +33,16 @@ from toy import (
     clipping,
     critic,
     discount,
+    distillation,
     estimators,
     exact,
     exercises,
     exploration,
     fates,
     figures,
+    format_gate,
     gae,
+    gae_discount,
     imitation,
     kl,
     longrun,
@@ -47,6 +50,7 @@ from toy import (
     offpolicy,
     policy,
     ppo,
+    prefix_tree,
     recipes,
     resets,
     reward_models,
@@ -140,6 +144,12 @@ LOG_P = train.response_log_probs(LOG_PROBS_B)  # (1, 1, 25)
 IDS = np.array([[[0, 7, 24]]])
 ROW = fates.ROWS[0]
 MARKOV = longrun.MarkovPolicy()
+HABITS = policy.habit_weights("pretrained")
+TEACHER = kl.kl_regularised_optimum(PI, "sum_to_target", 0.3)  # a teacher over PI's responses
+TEACHER_EOS = kl.kl_regularised_optimum(PI_EOS, "sum_to_target", 0.3)
+V_TABLES = [np.zeros(()), np.zeros(5)]  # a critic's values at depths 0 and 1 (L = 2, K = 5)
+V_BAD = ["ab", None, np.zeros(()), [np.zeros(())], [np.zeros(()), np.full(5, NAN)], [np.zeros(()), np.full(5, INF)],
+         [np.zeros(()), np.zeros(4)], [np.zeros(()), ["a"] * 5]]
 
 CASES: dict[str, Case] = {
     # -- policy ------------------------------------------------------------------------------------------------
@@ -150,7 +160,7 @@ CASES: dict[str, Case] = {
     "toy.policy.strip_eos": Case(policy.strip_eos, dict(response=(1, 5, 5)),
                                  dict(response=["125", None, (9,), (1.5,)])),
     "toy.policy.reference_policy": Case(
-        policy.reference_policy, dict(preset="tuned", temperature=0.5, length=3, eos=True),
+        policy.reference_policy, dict(preset="knows_task", temperature=0.5, length=3, eos=True),
         dict(preset=["nope", None], temperature=POSITIVE, length=COUNT + [11, 10**9], eos=["yes", None, 1])),
     "toy.policy.BigramPolicy": Case(
         policy.BigramPolicy, dict(logits=np.zeros((2, 5, 5)), temperature=1.0, eos=False, name="n"),
@@ -160,6 +170,15 @@ CASES: dict[str, Case] = {
         policy.TabularPolicy, dict(logits=[np.zeros((5, 5))], eos=False),
         dict(logits=["abc", None, np.zeros((5, 5)), [], [np.zeros((5, 4))], [np.full((5, 5), NAN)],
                      [np.zeros((5, 5))] * 11], eos=["yes", None])),
+    "toy.policy.habit_weights": Case(
+        lambda **kw: policy.habit_weights(**kw), dict(preset="pretrained", count=1.0),
+        dict(preset=["nope", None, 3], count=[-5.5, 6.0, NAN, INF] + WRONG_TYPES, nope=[1.0]),
+        names=dict(nope="habit")),
+    "toy.policy.HabitPolicy": Case(
+        policy.HabitPolicy, dict(weights=HABITS, temperature=0.5, length=3, eos=True, name="h"),
+        dict(weights=["abc", None, {"nope": 1.0}, {"count": NAN}, {"count": INF}, {"count": "x"}, {"count": True}],
+             temperature=POSITIVE, length=COUNT + [11, 10**9], eos=["yes", None, 1], name=TEXT),
+        names=dict(weights="habit")),
     "toy.policy.Policy.prefix_probs": Case(method(PI_EOS, "prefix_probs"), dict(prompt=2, depth=1),
                                            dict(prompt=PROMPT, depth=COUNT[1:] + [3, 10**9])),
     "toy.policy.Policy.next_token_probs": Case(method(PI_EOS, "next_token_probs"), dict(prompt=2, prefix=(1,)),
@@ -320,6 +339,12 @@ CASES: dict[str, Case] = {
              eps=POSITIVE)),
     "toy.estimators.grpo_scale": Case(estimators.grpo_scale, dict(n=4, p=0.3, eps=1e-4),
                                       dict(n=COUNT + [1] + HUGE, p=UNIT + [0.0, 1.0], eps=POSITIVE)),
+    "toy.estimators.conditional_advantage_gap": Case(
+        estimators.conditional_advantage_gap, dict(method="remax", n=4, p=0.3, greedy_reward=0.5, eps=1e-4),
+        dict(method=METHOD, n=COUNT + [257] + HUGE, p=UNIT + [0.0, 1.0], greedy_reward=[NAN, INF, "x", True, [1.0]],
+             eps=POSITIVE)),
+    "toy.estimators.conditional_advantage_gap (grpo)": Case(
+        estimators.conditional_advantage_gap, dict(method="grpo", n=4, p=0.3), dict(n=[1], eps=POSITIVE)),
     "toy.estimators.expected_scale": Case(estimators.expected_scale, dict(method="rloo", n=4),
                                           dict(method=METHOD + ["grpo"], n=COUNT + [1] + HUGE)),
     # -- critic, bootstrap -------------------------------------------------------------------------------------
@@ -351,6 +376,9 @@ CASES: dict[str, Case] = {
     "toy.critic.Critic.fit_population": Case(
         method(critic.Critic(2), "fit_population"), dict(policy=PI, reward="sum_to_target", prompts=(2,)),
         dict(policy=POLICY + [PI3], reward=REWARD, prompts=PROMPTS)),
+    "toy.critic.monte_carlo_rollouts": Case(
+        critic.monte_carlo_rollouts, dict(policy=PI_EOS, prompt=2, k=3),
+        dict(policy=POLICY + [LONG_EOS], prompt=PROMPT, k=COUNT)),
     "toy.critic.value_error": Case(
         critic.value_error, dict(critic=critic.Critic(2), policy=PI, reward="sum_to_target", prompt=2),
         dict(critic=["c", None, PI], policy=POLICY + [PI3], reward=REWARD, prompt=PROMPT)),
@@ -417,7 +445,7 @@ CASES: dict[str, Case] = {
     "toy.exploration.gradient_moments": Case(
         exploration.gradient_moments, dict(policy=PI, reward="sum_to_target", prompt=2, baseline="none"),
         dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, baseline=["mean", None])),
-    "toy.longrun.MarkovPolicy": Case(longrun.MarkovPolicy, dict(preset="tuned", temperature=0.5),
+    "toy.longrun.MarkovPolicy": Case(longrun.MarkovPolicy, dict(preset="sharp", temperature=0.5),
                                      dict(preset=["nope", None], temperature=POSITIVE)),
     "toy.longrun.MarkovPolicy.bigram": Case(method(MARKOV, "bigram"), dict(length=3), dict(length=COUNT + [11])),
     "toy.longrun.automaton": Case(longrun.automaton, dict(reward="first_token", prompt=2),
@@ -544,6 +572,10 @@ CASES: dict[str, Case] = {
         lambda **kw: figures.base_layout(**kw), dict(fig=figures.go.Figure(), title="t", height=300),
         dict(fig=["ab", None], title=TEXT, height=COUNT + [10**6])),
     "toy.figures.credit_bars": Case(figures.credit_bars, dict(length=2), dict(length=COUNT + [10**6])),
+    "toy.figures.credit_by_prior": Case(
+        figures.credit_by_prior, dict(signal={"sum_to_target": {"pretrained": [0.1, 0.2]}}, title="t"),
+        dict(signal=["ab", None, {}, {"r": "ab"}, {"r": {}}, {"r": {"p": []}}, {"r": {"p": [NAN, 0.1]}},
+                     {"r": {"p": [INF]}}, {"r": {"p": [[0.1]]}}, {"r": {"p": "ab"}}], title=TEXT)),
     "toy.figures.distribution_bars": Case(
         figures.distribution_bars, dict(distributions={"a": [0.5, 0.5]}, labels=["x", "y"], title="t"),
         dict(distributions=["ab", None, {"a": [0.5]}, {"a": [NAN, 0.5]}], labels=["ab", None, []], title=TEXT,
@@ -554,9 +586,63 @@ CASES: dict[str, Case] = {
         dict(name=TEXT, title=TEXT, cases=["ab", None], reference=["ab", None], kind=["nope", None],
              tolerance=POSITIVE)),
     "toy.exercises.check": Case(exercises.check, dict(name="4.1-value", fn=lambda *a: 0.0, n_cases=1),
-                                dict(n_cases=[0, -3, 2.5, "3", True], time_limit=POSITIVE)),
+                                dict(n_cases=[0, -3, 2.5, "3", True], time_limit=POSITIVE,
+                                     seed=[-1, 2.5, "3", True])),
+    "toy.exercises.seed_for": Case(exercises.seed_for, dict(name="4.1-value", seed=0),
+                                   dict(name=["no-such-exercise", None, 3], seed=COUNT[1:] + ["x", None, 2.5])),
+    "toy.exercises.hidden_cases": Case(exercises.hidden_cases, dict(name="4.1-value", seed=0),
+                                       dict(name=["no-such-exercise", None, 3], seed=COUNT[1:] + ["x", None])),
+    "toy.exercises.forbidden_keys": Case(exercises.forbidden_keys, dict(name="4.1-value"),
+                                         dict(name=["no-such-exercise", None, 3, ["4.1-value"]])),
     "toy.exercises.random_setting": Case(exercises.random_setting, dict(rng=np.random.default_rng(0), length=2),
                                          dict(rng=["ab", None, 3], length=[0, -3, 2.5, "3", True, 11])),
+    # -- distillation, format gate, GAE(γ, λ), prefix tree ---------------------------------------------------------
+    "toy.distillation.token_signal": Case(
+        distillation.token_signal, dict(student=PI_EOS, teacher_=TEACHER_EOS, prompt=2, response=(1, 5, 5)),
+        dict(student=POLICY + [PI], teacher_=POLICY + [PI], prompt=PROMPT,
+             response=prefix_bad(PI_EOS) + [(1, 2), ()])),
+    "toy.distillation.signal_table": Case(
+        distillation.signal_table, dict(student=PI, teacher_=TEACHER, prompt=2),
+        dict(student=POLICY + [PI3, LONG_EOS], teacher_=POLICY + [PI3, LONG_EOS], prompt=PROMPT)),
+    "toy.distillation.signal_alignment": Case(
+        distillation.signal_alignment, dict(student=PI, teacher_=TEACHER, reward="sum_to_target", prompt=2, beta=0.3),
+        dict(student=POLICY + [PI3, LONG_EOS], teacher_=POLICY + [PI3, LONG_EOS], reward=REWARD, prompt=PROMPT,
+             beta=POSITIVE)),
+    "toy.distillation.distill": Case(
+        distillation.distill, dict(method="on_policy", teacher_beta=0.3, reward="sum_to_target", steps=1,
+                                   group_size=2, seeds=(0,), lr=1.0),
+        dict(method=METHOD, teacher_beta=POSITIVE, reward=REWARD, steps=COUNT + [10**6],
+             group_size=COUNT + [1, 257], seeds=["x", None, (), (-1,), (2.5,), (True,)], lr=POSITIVE),
+        names=dict(seeds="seed")),
+    "toy.format_gate.readable": Case(format_gate.readable, dict(prompt=2, response=(1, 4, 4)),
+                                     dict(prompt=PROMPT, response=[(9,), "144", None, (1.5,), 3, (True,)])),
+    "toy.format_gate.format_rate": Case(format_gate.format_rate, dict(policy=PI, prompts=(2, 3)),
+                                        dict(policy=POLICY + [LONG_EOS], prompts=PROMPTS)),
+    "toy.format_gate.format_sft": Case(
+        format_gate.format_sft, dict(base=PI, n_demos=3, prior_strength=0.1, seed=0),
+        dict(base=POLICY + [LONG_EOS], n_demos=COUNT + HUGE, prior_strength=NON_NEGATIVE, seed=RNG + [None])),
+    "toy.format_gate.rl_curves": Case(
+        format_gate.rl_curves, dict(start=PI, task_reward="sum_to_target", gate=True, steps=1, group_size=2,
+                                    seeds=(0,), lr=4.0, beta=0.01),
+        dict(start=POLICY + [LONG_EOS], task_reward=REWARD, gate=["yes", None, 1], steps=COUNT + [10**6],
+             group_size=COUNT + [1, 257], seeds=["x", None, (), (-1,), (2.5,)], lr=POSITIVE,
+             beta=[-0.1, 101.0, NAN, INF] + WRONG_TYPES),
+        names=dict(seeds="seed")),
+    "toy.gae_discount.gae_advantage_table": Case(
+        gae_discount.gae_advantage_table, dict(value_tables=V_TABLES, reward_tab=np.ones((5, 5)), gamma=0.9, lam=0.5),
+        dict(value_tables=V_BAD, reward_tab=array_bad(np.ones((5, 5)), [(5, 4), ()]), gamma=UNIT, lam=UNIT)),
+    "toy.gae_discount.advantage_error": Case(
+        gae_discount.advantage_error, dict(policy=PI, reward="sum_to_target", prompt=2, value_tables=V_TABLES,
+                                           gamma=0.9, lam=0.5),
+        dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, value_tables=V_BAD, gamma=UNIT, lam=UNIT)),
+    "toy.gae_discount.exact_critic": Case(gae_discount.exact_critic, dict(policy=PI, reward="sum_to_target", prompt=2),
+                                          dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT)),
+    "toy.prefix_tree.counts": Case(prefix_tree.counts, dict(policy=PI_EOS, reward="sum_to_target", prompt=2),
+                                   dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT)),
+    "toy.prefix_tree.path_view": Case(
+        prefix_tree.path_view, dict(policy=PI_EOS, reward="sum_to_target", prompt=2, path=(1, 5)),
+        dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT,
+             path=prefix_bad(PI_EOS) + [(1,), (1, 2, 3), ()])),
 }
 
 EXEMPT = {
@@ -575,6 +661,20 @@ EXEMPT = {
     "toy.policy.Policy": "the abstract base class: takes no argument (its methods have rows, and BigramPolicy and "
                          "TabularPolicy check their construction)",
     "toy.train.Curves.first_signal": "takes no argument",
+    "toy.grading": "the course grader (issue 12): command-line tooling for instructors, run on a folder of submitted "
+                   "notebooks; its functions take what the grader built itself (jobs, answer keys, limits, records "
+                   "from the sandboxed harness) and report a student's bad notebook as a verdict, never by raising; "
+                   "tests/test_grading.py and tests/test_course.py drive it end to end",
+    "toy.exercises.call": "internal to toy.exercises.check (and the grader's harness): runs the student's function "
+                          "on a case check built, with the time limit check has already validated",
+    "toy.exercises.judge": "internal to toy.exercises.check: compares an Outcome that call built with the reference "
+                           "answer; never sees a value a user typed",
+    "toy.exercises.forbid": "a declaration made once, at import, by the exercise modules (toy.exercises.section4x); "
+                            "tests/test_course.py resolves every declaration, and a bad reference is a ValueError "
+                            "from toy.exercises.forbidden.resolve",
+    "toy.exercises.forbidden": "the forbidden-reference watch behind check: resolve and code_keys read the "
+                               "declarations of forbid (tests/test_course.py resolves every one), Forbidden.message "
+                               "formats the reference the watch saw",
 }
 """Public callables (or whole modules, by prefix) without a row in CASES, each with its reason."""
 

@@ -99,6 +99,8 @@ def test_noise_is_the_other_positions_signal(preset, temperature, eos):
         sq, noise, cross = np.zeros(3), np.zeros(3), np.zeros((3, 3))
         value = functools.cache(lambda prefix, fn=fn: brute.value(pi, fn, 1, prefix))
         for y, p in brute.completions(pi, 1, ()):
+            if p == 0.0:  # a digit after EOS: not a response the policy can write, and its prefixes are refused
+                continue
             A = np.array([value(y[: t + 1]) - value(y[:t]) for t in range(3)])
             sq += p * A ** 2
             noise += p * (fn(1, brute.strip(y)) - v0 - A) ** 2

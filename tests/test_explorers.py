@@ -209,5 +209,5 @@ def test_figure_4_1_controls_reject_values_outside_their_range():
         ex.state(temperature=0.05)
     with pytest.raises(ValueError, match="'tuned'"):
         ex.state(preset="tuned")
-    with pytest.raises(ValueError, match=r"count.*\[-5.0, 5.0\].*7"):
+    with pytest.raises(ValueError, match=r"count.*\[-5, 5\].*7"):
         toy.reference_policy(count=7)

@@ -315,6 +315,8 @@ def monte_carlo_error(policy: Policy, reward, prompt, k) -> float:
 def monte_carlo_rollouts(policy: Policy, prompt, k) -> int:
     """Rollouts Monte Carlo values consume for the error of ``monte_carlo_error``: K at every non-terminal state
     the policy can visit (reach probability > 0): K·(1 + K + … + K^(L−1)) for a softmax policy over K tokens."""
+    checks.policy("policy", policy, responses=True)
+    prompt = check_prompt(prompt)
     k = checks.positive_int("k", k, low=1)
     reach = exact.reach_probs(policy, check_prompt(prompt))
     return k * sum(int((reach[t] > 0).sum()) for t in range(policy.length))

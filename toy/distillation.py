@@ -31,7 +31,7 @@ from . import checks, estimators
 from .exact import advantage_table
 from .kl import kl_regularised_optimum
 from .policy import PROMPTS, Policy, check_prompt, reference_policy
-from .rewards import REWARDS, reward_table
+from .rewards import REWARDS, get_reward, reward_table
 from .train import (
     _log_softmax,
     exact_metrics,
@@ -56,12 +56,21 @@ def teacher(beta: float = 0.3, reward="sum_to_target") -> Policy:
     return kl_regularised_optimum(reference_policy(), reward, beta)
 
 
+def _pair(student, teacher_, enumerate_: bool = False) -> None:
+    """ValueError unless ``student`` and ``teacher_`` are policies over the same responses (each enumerable with
+    ``enumerate_``)."""
+    checks.policy("student", student, responses=enumerate_)
+    checks.policy("teacher_", teacher_, responses=enumerate_)
+    checks.same_action_set(("student", "teacher_"), student, teacher_)
+
+
 def token_signal(student: Policy, teacher_: Policy, prompt, response) -> np.ndarray:
     """log π_T(y_t | s_t) − log π_S(y_t | s_t) for each token of ``response``: shape (L,)."""
+    _pair(student, teacher_)
     prompt = check_prompt(prompt)
-    response = checks.tokens("response", response, student.n_actions)
+    response = checks.prefix("response", response, student.length, student.eos)
     if len(response) != student.length:
-        raise ValueError(f"response must have {student.length} tokens, got {len(response)}")
+        raise ValueError(f"response must have {student.length} tokens, got {len(response)}: {response!r}")
     out = np.empty(len(response))
     for t, a in enumerate(response):
         out[t] = (np.log(teacher_.next_token_probs(prompt, response[:t])[a])
@@ -71,6 +80,7 @@ def token_signal(student: Policy, teacher_: Policy, prompt, response) -> np.ndar
 
 def signal_table(student: Policy, teacher_: Policy, prompt) -> np.ndarray:
     """``token_signal`` for every response at once: shape (K,)*L + (L,)."""
+    _pair(student, teacher_, enumerate_=True)
     prompt = check_prompt(prompt)
     L, K = student.length, student.n_actions
     out = np.zeros((K,) * L + (L,))
@@ -83,8 +93,11 @@ def signal_table(student: Policy, teacher_: Policy, prompt) -> np.ndarray:
 def signal_alignment(student: Policy, teacher_: Policy, reward, prompt, beta: float) -> float:
     """Correlation, over tokens weighted by π_S, between β·(teacher's signal) and the exact advantage A(s_t, y_t)
     under π_S: how closely the dense teacher signal follows the exact credit."""
+    _pair(student, teacher_, enumerate_=True)
+    get_reward(reward)
+    prompt = check_prompt(prompt)
     beta = checks.positive_finite("beta", beta)
-    P = student.response_probs(check_prompt(prompt))
+    P = student.response_probs(prompt)
     s = beta * signal_table(student, teacher_, prompt)
     A = advantage_table(student, reward, prompt)
     w = np.broadcast_to(P[..., None], s.shape).ravel()

@@ -383,6 +383,9 @@ def conditional_advantage_gap(method: str, n: int, p: float, greedy_reward: floa
     p = checks.in_range("p", p, 0.0, 1.0)
     if p in (0.0, 1.0):
         raise ValueError(f"p must be strictly between 0 and 1, got {p!r}")
+    if greedy_reward is not None:
+        greedy_reward = checks.finite("greedy_reward", greedy_reward)
+    eps = checks.positive_finite("eps", eps)
     j = np.arange(n)
     pj = np.array([math.comb(n - 1, int(k)) for k in j]) * p**j * (1 - p) ** (n - 1 - j)
     others = (np.arange(n - 1)[None, :] < j[:, None]).astype(float)  # row j: j ones, then zeros

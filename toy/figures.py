@@ -78,6 +78,14 @@ def credit_by_prior(signal: dict, title: str) -> go.Figure:
 
     ``signal`` maps reward name → {prior name → array of shape (L,)} (``toy.explorers.credit.credit_by_prior``).
     """
+    if not isinstance(signal, dict) or not signal:
+        raise checks.fail("signal", "a non-empty dict {reward: {prior: E[A_t²] by position}}", signal)
+    for reward, bars in signal.items():
+        if not isinstance(bars, dict) or not bars:
+            raise checks.fail(f"signal[{reward!r}]", "a non-empty dict {prior: E[A_t²] by position}", bars)
+        for prior, y in bars.items():
+            checks.array(f"signal[{reward!r}][{prior!r}]", y, ndim=1, allow_empty=False)
+    checks.text("title", title)
     rewards = list(signal)
     fig = make_subplots(rows=len(rewards), cols=1, vertical_spacing=0.16, shared_xaxes=False,
                         subplot_titles=[f"reward: {r.replace('_', ' ')}" for r in rewards])

@@ -19,7 +19,7 @@ from functools import cache
 import numpy as np
 
 from . import checks, sft, train
-from .policy import PROMPTS, Policy, check_prompt
+from .policy import PROMPTS, VOCAB_SIZE, Policy, check_prompt
 from .rewards import REWARDS, get_reward, reward_table
 
 FORMAT_MARKER = (4, 4)
@@ -28,7 +28,9 @@ FORMAT_MARKER = (4, 4)
 
 def readable(prompt, response) -> float:
     """1.0 when the response ends with FORMAT_MARKER (the verifier can read it), else 0.0."""
-    return float(tuple(int(a) for a in response[-len(FORMAT_MARKER):]) == FORMAT_MARKER)
+    check_prompt(prompt)
+    response = checks.tokens("response", response, VOCAB_SIZE)
+    return float(response[-len(FORMAT_MARKER):] == FORMAT_MARKER)
 
 
 @cache
@@ -46,9 +48,9 @@ def gated(reward) -> callable:
 
 def format_rate(policy: Policy, prompts=PROMPTS) -> float:
     """Mean over prompts of P_π(the response is readable), exactly."""
+    checks.policy("policy", policy, responses=True)
     rates = []
-    for x in prompts:
-        x = check_prompt(x)
+    for x in checks.prompts("prompts", prompts):
         R = reward_table(readable, x, policy.length, policy.n_actions)
         rates.append(float((policy.response_probs(x) * R).sum()))
     return float(np.mean(rates))
@@ -57,7 +59,10 @@ def format_rate(policy: Policy, prompts=PROMPTS) -> float:
 def format_sft(base: Policy, n_demos: int, prior_strength: float = 0.1, seed: int = 0) -> Policy:
     """SFT on ``n_demos`` readable demonstrations per prompt: each is the base model's response conditioned on
     being readable (so its content is right only as often as the base model's), fitted by ``toy.sft.fit_sft``."""
+    checks.policy("base", base, responses=True)
     n_demos = checks.positive_int("n_demos", n_demos, low=1, high=100_000)
+    checks.non_negative_finite("prior_strength", prior_strength)
+    seed = checks.positive_int("seed", seed, low=0)
     expert = sft.imperfect_expert(base, readable, 1.0)
     demos = sft.demonstrations(expert, n_demos, rng=np.random.default_rng(seed))
     return sft.fit_sft(demos, base, prior_strength)
@@ -73,6 +78,14 @@ def rl_curves(start: Policy, task_reward="sum_to_target", gate: bool = True, ste
               seeds=(0, 1, 2, 3, 4), lr: float = 4.0, beta: float = 0.01) -> train.Curves:
     """RLOO from ``start`` (KL to ``start``) on the gated task reward (``gate=True``) or the task reward alone;
     ``Curves.reward`` is then the exact expected training reward after every step."""
+    checks.policy("start", start, responses=True)
     checks.choose("task_reward", task_reward, REWARDS)
-    reward = gated(task_reward) if gate else task_reward
-    return _rl(start, reward, steps, group_size, tuple(seeds), float(lr), float(beta))
+    reward = gated(task_reward) if checks.flag("gate", gate) else task_reward
+    steps = checks.positive_int("steps", steps, low=1, high=2000)
+    group_size = checks.positive_int("group_size", group_size, low=2, high=256)
+    seeds = tuple(checks.positive_int("seed", s, low=0) for s in np.atleast_1d(np.asarray(seeds, dtype=object)))
+    if not seeds:
+        raise ValueError("seeds must hold at least one seed")
+    lr = checks.positive_finite("lr", lr)
+    beta = checks.in_range("beta", beta, 0.0, 100.0)
+    return _rl(start, reward, steps, group_size, seeds, lr, beta)

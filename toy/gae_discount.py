@@ -25,7 +25,7 @@ from . import checks
 from .exact import advantage_table, values
 from .gae import gae
 from .policy import Policy, check_prompt
-from .rewards import reward_table
+from .rewards import get_reward, reward_table
 
 
 class AdvantageError(NamedTuple):
@@ -48,15 +48,28 @@ class AdvantageError(NamedTuple):
         return self.mean_bias_sq + self.mean_variance
 
 
+def _value_tables(value_tables, L: int, K: int) -> list[np.ndarray]:
+    """``value_tables`` as L finite float arrays of shapes (), (K,), (K, K), ... (one per depth), or ValueError."""
+    if isinstance(value_tables, (str, bytes, np.ndarray)) or not isinstance(value_tables, (list, tuple)):
+        raise checks.fail("value_tables", f"a list of {L} arrays, one per depth", value_tables)
+    if len(value_tables) != L:
+        raise ValueError(f"value_tables must be {L} arrays (one per depth 0..{L - 1}), got {len(value_tables)}")
+    return [checks.array(f"value_tables[{t}]", vt, shape=(K,) * t) for t, vt in enumerate(value_tables)]
+
+
 def gae_advantage_table(value_tables: list[np.ndarray], reward_tab: np.ndarray, gamma: float, lam: float) -> np.ndarray:
     """GAE(γ, λ) for every response at once, terminal reward only: ``value_tables[t]`` holds V̂ at every prefix of
     depth t (shape (K,)*t, t = 0..L−1), ``reward_tab`` r(x, y) (shape (K,)*L). Returns (K,)*L + (L,)."""
-    reward_tab = np.asarray(reward_tab, dtype=float)
-    L = reward_tab.ndim
-    if len(value_tables) != L:
-        raise ValueError(f"need one value table per depth 0..{L - 1}, got {len(value_tables)}")
+    gamma = checks.discount("gamma", gamma)
+    lam = checks.discount("lam", lam)
+    reward_tab = checks.array("reward_tab", reward_tab, min_ndim=1)
+    value_tables = _value_tables(value_tables, reward_tab.ndim, reward_tab.shape[0])
+    L, K = reward_tab.ndim, reward_tab.shape[0]
+    if reward_tab.shape != (K,) * L:
+        raise ValueError(f"reward_tab must have shape (K,)*L, got {reward_tab.shape}")
+    checks.enumeration("a GAE table", reward_tab.size * L)
     shape = reward_tab.shape
-    v = np.stack([np.broadcast_to(np.asarray(vt, dtype=float).reshape(np.shape(vt) + (1,) * (L - t)), shape)
+    v = np.stack([np.broadcast_to(vt.reshape(vt.shape + (1,) * (L - t)), shape)
                   for t, vt in enumerate(value_tables)], axis=-1)
     r = np.zeros(shape + (L,))
     r[..., L - 1] = reward_tab
@@ -67,12 +80,13 @@ def advantage_error(policy: Policy, reward, prompt, value_tables: list[np.ndarra
                     lam: float) -> AdvantageError:
     """Exact bias² and variance of GAE(γ, λ) advantages from critic values ``value_tables`` (L arrays of shape
     (K,)*t), against the undiscounted exact A(s_t, y_t), weighted by π over the prefixes y_{≤t}."""
+    checks.policy("policy", policy, responses=True)
+    get_reward(reward)
     prompt = check_prompt(prompt)
     gamma = checks.in_range("gamma", gamma, 0.0, 1.0)
     lam = checks.in_range("lam", lam, 0.0, 1.0)
     L, K = policy.length, policy.n_actions
-    if len(value_tables) != L or any(np.shape(v) != (K,) * t for t, v in enumerate(value_tables)):
-        raise ValueError(f"value_tables must be {L} arrays of shapes (), ({K},), ({K}, {K}), ... (one per depth)")
+    value_tables = _value_tables(value_tables, L, K)
     P = policy.response_probs(prompt)
     A_hat = gae_advantage_table(value_tables, reward_table(reward, prompt, L, K), gamma, lam)
     A = advantage_table(policy, reward, prompt)
@@ -91,4 +105,6 @@ def advantage_error(policy: Policy, reward, prompt, value_tables: list[np.ndarra
 
 def exact_critic(policy: Policy, reward, prompt) -> list[np.ndarray]:
     """The exact V at depths 0..L−1: the value tables of a perfect critic."""
+    checks.policy("policy", policy, responses=True)
+    get_reward(reward)
     return values(policy, reward, check_prompt(prompt))[:-1]

@@ -321,7 +321,7 @@ class HabitPolicy(Policy):
             checks.choose("habit", h, HABITS)
             checks.finite("habit weight " + str(h), w)
         self.weights = {h: float(weights.get(h, 0.0)) for h in HABITS}
-        self.name = name
+        self.name = checks.text("name", name)
         k, w = self.n_actions, self.weights
         t = np.arange(self.length)[:, None, None, None, None]
         x = np.arange(len(PROMPTS))[None, None, None, :, None]

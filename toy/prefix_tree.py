@@ -15,7 +15,7 @@ import numpy as np
 from . import checks
 from .exact import reach_probs, values
 from .policy import Policy, check_prompt
-from .rewards import reward_table
+from .rewards import get_reward, reward_table
 
 
 class TreeCounts(NamedTuple):
@@ -44,6 +44,8 @@ class PathView(NamedTuple):
 
 def counts(policy: Policy, reward, prompt) -> TreeCounts:
     """How many states, leaves and rewarded leaves the tree of ``prompt`` has."""
+    checks.policy("policy", policy, responses=True)  # the reward table has one entry per leaf
+    get_reward(reward)
     prompt = check_prompt(prompt)
     L, K = policy.length, policy.n_actions
     rewards = reward_table(reward, prompt, L, K)
@@ -53,9 +55,11 @@ def counts(policy: Policy, reward, prompt) -> TreeCounts:
 def path_view(policy: Policy, reward, prompt, path) -> PathView:
     """Expand the states along ``path`` (the first L − 1 tokens of a response): their children's probabilities,
     reach probabilities and values."""
+    checks.policy("policy", policy, responses=True)
+    get_reward(reward)
     prompt = check_prompt(prompt)
     L, K = policy.length, policy.n_actions
-    path = checks.tokens("path", path, K)
+    path = checks.prefix("path", path, L, policy.eos, strict=True)
     if len(path) != L - 1:
         raise ValueError(f"path must hold the first {L - 1} tokens of a response, got {len(path)}: {path!r}")
     V, reach = values(policy, reward, prompt), reach_probs(policy, prompt)

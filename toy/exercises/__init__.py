@@ -169,7 +169,8 @@ def _compare(ex: Exercise, got, want) -> str | None:
 
 def seed_for(name: str, seed: int) -> int:
     """The seed of exercise ``name``'s hidden cases for a run seeded ``seed`` (the book uses 0)."""
-    return int(seed) + zlib.crc32(name.encode())
+    checks.choose("exercise name", name, EXERCISES)
+    return checks.positive_int("seed", seed, low=0) + zlib.crc32(name.encode())
 
 
 @dataclass
@@ -224,12 +225,13 @@ def judge(ex: Exercise, i: int, n: int, case: Case, outcome: Outcome, want) -> C
 
 def hidden_cases(name: str, seed: int) -> list[Case]:
     """Exercise ``name``'s hidden cases for a run seeded ``seed``."""
-    return EXERCISES[name].cases(np.random.default_rng(seed_for(name, seed)))
+    seed = seed_for(name, seed)  # checks name and seed
+    return EXERCISES[name].cases(np.random.default_rng(seed))
 
 
 def forbidden_keys(name: str) -> dict:
     """The code keys (see ``forbidden.code_keys``) of the references exercise ``name`` forbids."""
-    ex = EXERCISES[name]
+    ex = checks.choose("exercise name", name, EXERCISES)
     return code_keys(ex.forbidden.references) if ex.forbidden else {}
 
 
@@ -242,6 +244,8 @@ def check(name: str, fn: Callable, n_cases: int | None = None, time_limit: float
     if n_cases is not None:
         n_cases = checks.positive_int("n_cases", n_cases, low=1)
     time_limit = checks.positive_finite("time_limit", time_limit)
+    if seed is not None:
+        seed = checks.positive_int("seed", seed, low=0)
     if name not in EXERCISES:
         return CheckResult(name, "error", f"there is no exercise {name!r}; known: {', '.join(EXERCISES)}")
     ex = EXERCISES[name]
