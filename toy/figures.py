@@ -62,7 +62,7 @@ def credit_bars(length: int) -> go.Figure:
     fig.add_bar(x=positions, y=empty, name="E[A_t²]: the part of Var r token t decides", marker=EXACT,
                 showlegend=True, legendgroup="exact2", row=2, col=1,
                 hovertemplate="%{x}: %{y:.4f}<extra>E[A_t²]</extra>")
-    fig.add_bar(x=positions, y=empty, name="E[(r − V(x) − A_t)²] = Σ_{s≠t} E[A_s²]: noise r − V(x) adds at t",
+    fig.add_bar(x=positions, y=empty, name="E[(r − V(x) − A_t)²] = sum of E[A_s²] over s ≠ t: noise r − V(x) adds at t",
                 marker=SEQUENCE, legendgroup="seq2", row=2, col=1, hovertemplate="%{x}: %{y:.4f}<extra>noise</extra>")
     fig.update_yaxes(title_text="advantage", zeroline=True, zerolinecolor="#444", row=1, col=1)
     fig.update_yaxes(title_text="mean square (reward²)", rangemode="tozero", row=2, col=1)

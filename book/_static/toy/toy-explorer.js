@@ -48,7 +48,9 @@
     const fl = gd._fullLayout;
     if (!fl || !fl.width || gd._toyFitting) return Promise.resolve();
     const W = fl.width;
-    const plotW = W - fl.margin.l - fl.margin.r;
+    // The plot area as drawn (plotly's automargin may have widened the margins for wrapped axis titles).
+    const plotL = fl._size ? fl._size.l : fl.margin.l;
+    const plotW = fl._size ? fl._size.w : W - fl.margin.l - fl.margin.r;
     const updates = {};
     // Panels stacked one above another: text lines added by wrapping inside the gap between two panels (a lower
     // panel's subplot title, an upper panel's x-axis title) are paid for by a taller figure, so nothing overlaps.
@@ -67,7 +69,7 @@
     (fl.annotations || []).forEach((a, i) => {
       if (a.xref !== "paper" || a.showarrow || !a.text) return;
       const t = given(gd, "annotation" + i, a.text);
-      t.shown = wrapText(t.given, a.font, room(fl.margin.l + a.x * plotW, autoAnchor(a.xanchor, a.x), W));
+      t.shown = wrapText(t.given, a.font, room(plotL + a.x * plotW, autoAnchor(a.xanchor, a.x), W));
       if (t.shown !== a.text) updates["annotations[" + i + "].text"] = t.shown;
       const lines = t.shown.split("<br>").length;
       if (a.yref === "paper" && a.y >= 0.99) topBlock = Math.max(topBlock, lines * a.font.size * LINE);
@@ -82,7 +84,7 @@
       const t = given(gd, "title", title.text);
       const top = given(gd, "top", fl.margin.t);
       const anchor = given(gd, "title.yanchor", title.yanchor);
-      const x = title.xref === "paper" ? fl.margin.l + title.x * plotW : title.x * W;
+      const x = title.xref === "paper" ? plotL + title.x * plotW : title.x * W;
       t.shown = wrapText(t.given, title.font, room(x, autoAnchor(title.xanchor, title.x), W));
       const lines = t.shown.split("<br>").length;
       if (lines > 1) {
