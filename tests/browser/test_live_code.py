@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -221,3 +222,49 @@ def test_live_code_without_a_server_says_so_within_10_s(bt, browser, site_url):
     assert log.page_errors == [], log.page_errors
     assert all("ERR_CONNECTION_REFUSED" in e or "/health" in e or "net::" in e for e in log.console_errors), \
         log.console_errors
+
+
+def test_live_sh_serves_the_book_and_a_server_for_its_origin_only(bt, built_site):
+    """The documented command itself: it prints a link with a fresh token; its Jupyter server answers the book's
+    origin (CORS) with that token, refuses requests without it, and names no other origin."""
+    book_port, jupyter_port = bt.free_port(), bt.free_port()
+    env = {**os.environ, "BOOK_DIR": str(built_site), "BOOK_PORT": str(book_port), "JUPYTER_PORT": str(jupyter_port),
+           "JUPYTER_RUNTIME_DIR": str(built_site.parent / ".live-sh-runtime")}
+    proc = subprocess.Popen(["bash", str(bt.ROOT / "scripts" / "live.sh")], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    lines = []
+    try:
+        deadline = time.monotonic() + 90
+        while not any("toy-live-token=" in line for line in lines):
+            assert time.monotonic() < deadline and proc.poll() is None, "".join(lines)
+            lines.append(proc.stdout.readline())
+        link = next(line.strip() for line in lines if "toy-live-token=" in line)
+        token = link.split("toy-live-token=")[1]
+        book, server = f"http://127.0.0.1:{book_port}", f"http://127.0.0.1:{jupyter_port}"
+
+        def get(url, headers):
+            request = urllib.request.Request(url, headers=headers)
+            try:
+                with urllib.request.urlopen(request, timeout=5) as r:
+                    return r.status, r.headers.get("Access-Control-Allow-Origin")
+            except urllib.error.HTTPError as err:
+                return err.code, err.headers.get("Access-Control-Allow-Origin")
+
+        for _ in range(100):  # the server may still be starting
+            try:
+                urllib.request.urlopen(f"{server}/api", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.3)
+        with_token = get(f"{server}/api/status", {"Origin": book, "Authorization": f"token {token}"})
+        without = get(f"{server}/api/status", {"Origin": book})
+        page = get(link.split("#")[0], {})
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+
+    assert link.startswith(f"{book}/chapters/") and f"toy-live-server={server}" in link, link
+    assert len(token) >= 32
+    assert with_token == (200, book), with_token
+    assert without[0] in (401, 403), without
+    assert page[0] == 200
