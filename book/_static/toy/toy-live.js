@@ -13,7 +13,7 @@
   const contentRoot = document.documentElement.dataset.content_root || "";
   const STORE = "toy-live";
   const PROBE_MS = 3000; // per server: a refused or silent server costs at most this
-  const CONNECT_MS = 20000; // a server that answered must give a kernel within this
+  const CONNECT_MS = 60000; // a server that answered must give a kernel within this (slow machines included)
   const BINDER_MS = 600000; // Binder may build an image first: minutes, with its progress shown
   // In the kernel, before any cell: explorers show the view this page can run (see the note added to them).
   const PRELUDE = 'import os\nos.environ["TOY_EXPLORER_VIEW"] = "static"  # Live code in the book: the page view\n';
@@ -183,8 +183,13 @@
     const h1 = article.querySelector("section > h1") || article.querySelector("h1");  // the page title, not the print header
     if (h1) h1.after(bar);
     else article.prepend(bar);
-    const say = (text, state) => {
+    const say = (text, state, details = []) => {
       status.textContent = text;
+      if (details.length) {
+        const ul = document.createElement("ul");
+        details.forEach((d) => ul.append(Object.assign(document.createElement("li"), {textContent: d})));
+        status.append(ul);
+      }
       bar.dataset.state = state;
     };
     button.addEventListener("click", () => start(button, say).catch((e) => {
@@ -208,11 +213,11 @@
         route = r;
         break;
       }
-      failures.push(`${r.label}: ${why}`);
+      failures.push(`${r.label[0].toUpperCase()}${r.label.slice(1)}: ${why}.`);
     }
     if (!route) {
-      say("Live code could not start: no kernel answered. " + failures.join("; ") +
-        ". The page stays as it was built: its outputs and explorers still work.", "error");
+      say("Live code could not start: no kernel answered. The page stays as it was built (its outputs and " +
+        "explorers still work).", "error", failures);
       button.disabled = false;
       return;
     }
