@@ -223,8 +223,9 @@
     }
     say(`Loading Live code from this book, for ${route.label}…`, "busy");
     const thebe = await timed(loadThebe(), CONNECT_MS, "Thebe's scripts did not load");
-    thebe.on("status", (_evt, data) => {
-      if (data && data.message && bar().dataset.state === "busy") say(`${route.label}: ${data.message}`, "busy");
+    thebe.on("status", (_evt, data) => {  // the server's progress (Binder: building, launching), not each cell's
+      const server = data && ["server", "session", "kernel"].includes(data.subject);
+      if (server && data.message && bar().dataset.state === "busy") say(`${route.label}: ${data.message}`, "busy");
     });
     const built = new Set(document.querySelectorAll(".toy-explorer"));
     const cells = markCells();
