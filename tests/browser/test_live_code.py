@@ -268,3 +268,39 @@ def test_live_sh_serves_the_book_and_a_server_for_its_origin_only(bt, built_site
     assert with_token == (200, book), with_token
     assert without[0] in (401, 403), without
     assert page[0] == 200
+
+
+def test_a_build_without_thebe_says_live_code_is_unavailable(bt, browser, site_url, tmp_path, monkeypatch):
+    """A book built where npm was missing (its script's config says why Thebe is off, as toybook writes it): the
+    button says so before and after it is pressed, and nothing is asked of any server."""
+    import sys
+
+    sys.path.insert(0, str(bt.ROOT / "book" / "_ext"))
+    import toybook
+
+    monkeypatch.setattr(toybook, "THEBE_DIR", tmp_path / "no-thebe")  # what the build writes without the bundle
+    why = toybook._vendor_thebe(tmp_path / "site" / "thebe")
+    page, log = bt.new_page(browser, 1280, 900)
+
+    def without_thebe(route):
+        html = route.fetch().text()
+        on = '&quot;thebe&quot;: &quot;_static/thebe/index.js&quot;, &quot;off&quot;: null'
+        assert on in html
+        off = f'&quot;thebe&quot;: null, &quot;off&quot;: &quot;{why.replace(chr(39), "&#x27;")}&quot;'
+        route.fulfill(body=html.replace(on, off), content_type="text/html")
+
+    page.route(f"**/{DOC}.html", without_thebe)
+    try:
+        page.goto(bt.page_url(site_url, DOC))
+        bt.settle(page)
+        before = page.locator(".toy-live-status").text_content()
+        page.click(".toy-live-button")
+        page.wait_for_function("() => document.querySelector('.toy-live').dataset.state === 'error'", timeout=5_000)
+        after = page.locator(".toy-live-status").text_content()
+        bt.quiet(page, log)
+    finally:
+        bt.close(page)
+    assert before.startswith("Live code is unavailable in this build") and "npm" in before, before
+    assert after.startswith("Live code is unavailable in this build"), after
+    assert not [u for u in log.requests if "/api/" in u or "/thebe/" in u or "/health" in u], log.requests
+    assert log.problems() == [], log.problems()
