@@ -14,6 +14,11 @@
 * Thebe stays off (it needs a remote Binder kernel): with ``launch_buttons.thebe`` false, sphinx-thebe's page
   scripts and config are removed, so no page carries a dormant script that points at a CDN. Inline scripts that
   Sphinx 7.4 registers twice (its registry stores them as ``None``, the builder as ``""``) are written once.
+* Live code (``toy/toy-live.js``, on every notebook page): a button that, when pressed, loads Thebe (npm's
+  ``thebe`` bundle, unpacked into the environment by ``scripts/setup.sh`` and copied into the site here; never
+  from a CDN, never committed) and connects the page's code cells to a kernel: a Jupyter server (``scripts/live.sh``
+  or the one named by ``toy_live_server``), else Binder. Pages never switched to Live code load none of Thebe.
+  Without the bundle (no npm when the book was set up) the build still succeeds and the button says why it is off.
 * Citations are Markdown links that read the same in JupyterLab and in the book: ``[Sutton and Barto,
   2018](../../book/references.bib#sutton2018rl)`` opens the bibliography file in JupyterLab, and becomes a link to
   the entry on the book's bibliography page here. ``author_year`` is the one place where a link's text comes from.
@@ -26,6 +31,7 @@ import importlib.metadata
 import os
 import re
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -47,6 +53,9 @@ FONTAWESOME_JS = "_static/scripts/fontawesome.js"
 SEARCH_SCRIPTS = ("'_static/searchtools.js'", "'_static/language_data.js'", "'searchindex.js'")
 PLOTLY_JS = "plotly.min.js"
 EXPLORER_JS = "toy/toy-explorer.js"
+LIVE_JS = "toy/toy-live.js"
+THEBE_VERSION = "0.9.3"
+THEBE_DIR = Path(sys.prefix) / "share" / "toybook-thebe" / "package"  # filled by scripts/setup.sh (npm pack)
 DESIGN_JS, DESIGN_CSS = "design-tabs.js", "sphinx-design.min.css"  # sphinx-design: only on pages that use it
 
 
@@ -75,11 +84,46 @@ def _vendor_static(app, config):
             shutil.copytree(source / part, target / part)
         else:
             shutil.copy(source / part, target / part)
+    app._toybook_thebe = _vendor_thebe(folder / "thebe")
     config.html_static_path = list(config.html_static_path) + [str(folder)]
     config.mathjax_path = f"mathjax/{MATHJAX_ENTRY}"
     config.mathjax3_config = {**(config.mathjax3_config or {}), "loader": {"load": MATHJAX_LOAD}}
     search_as_you_type = bool(config.html_theme_options.get("search_as_you_type", False))
     config.templates_path = [str(_theme_overrides(folder, search_as_you_type))] + list(config.templates_path)
+
+
+def _vendor_thebe(target: Path) -> str | None:
+    """Copy Thebe's bundle (``lib/index.js``, its numbered chunks and ``thebe.css``; no source maps) into the site.
+
+    Returns why Live code is off in this build, or None when the bundle is in place."""
+    import json
+
+    lib = THEBE_DIR / "lib"
+    if not (lib / "index.js").is_file():
+        return ("Thebe was not installed when this book was built (npm was missing): "
+                "see the README's Live code section")
+    version = json.loads((THEBE_DIR / "package.json").read_text()).get("version")
+    if version != THEBE_VERSION:
+        return f"this build has Thebe {version}, not {THEBE_VERSION}: rerun scripts/setup.sh"
+    target.mkdir(parents=True)
+    for f in lib.iterdir():
+        if f.suffix in (".js", ".css") and f.is_file():
+            shutil.copy(f, target / f.name)
+    return None
+
+
+def _live_config(app) -> dict:
+    """What the Live code button needs to know: where Thebe is, which servers to try, Binder's repository."""
+    theme = app.config.html_theme_options
+    launch = theme.get("launch_buttons", {}) or {}
+    repo = (theme.get("repository_url") or "").rstrip("/")
+    binder = None
+    if launch.get("binderhub_url") and repo.startswith("https://github.com/"):
+        binder = {"url": launch["binderhub_url"].rstrip("/"), "repo": repo.removeprefix("https://github.com/"),
+                  "ref": theme.get("repository_branch") or "main"}
+    off = getattr(app, "_toybook_thebe", "Live code is not set up in this build")
+    return {"thebe": None if off else "_static/thebe/index.js", "off": off, "server": app.config.toy_live_server,
+            "binder": binder, "kernel": "python3"}
 
 
 def _theme_overrides(folder: Path, search_as_you_type: bool) -> Path:
@@ -130,6 +174,10 @@ def _needs_plotly(context) -> bool:
     return "Plotly.newPlot" in body or "toy-explorer-spec" in body
 
 
+def _has_code_cells(context) -> bool:
+    return 'class="cell_input' in context.get("body", "")
+
+
 def _uses_sphinx_design(context) -> bool:
     return re.search(r'class="[^"]*\bsd-', context.get("body", "")) is not None
 
@@ -150,6 +198,8 @@ def _page_assets(app, pagename, templatename, context, doctree):
         if not plotly_here and name.endswith((PLOTLY_JS, EXPLORER_JS)):
             continue
         if not design_here and name.endswith(DESIGN_JS):
+            continue
+        if name.endswith(LIVE_JS) and not _has_code_cells(context):
             continue
         seen.add(key)
         kept.append(js)
@@ -268,6 +318,13 @@ def _notebooks_always_outdated(app, env, added, changed, removed):
     return [doc for doc in env.found_docs if str(env.doc2path(doc)).endswith(".ipynb") and doc not in added | changed]
 
 
+def _add_live_script(app):
+    """The Live code button's script (small; it loads Thebe only when pressed), with its config as data."""
+    import json
+
+    app.add_js_file(LIVE_JS, priority=950, **{"data-toy-live": json.dumps(_live_config(app))})
+
+
 def setup(app):
     os.environ["TOY_EXPLORER_VIEW"] = "static"
     _run_code_before_each_markdown_cell()
@@ -281,4 +338,6 @@ def setup(app):
     app.add_js_file(PLOTLY_JS, priority=100)
     app.add_js_file(EXPLORER_JS, priority=900)
     app.add_css_file("toy/toy.css")
+    app.add_config_value("toy_live_server", "http://127.0.0.1:8888", "html")
+    app.connect("builder-inited", _add_live_script)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -517,8 +517,13 @@ PAGE_REPORT_JS = """() => {
         title: document.querySelector('main h1') ? document.querySelector('main h1').textContent : '',
         download: [...document.querySelectorAll('a.btn-download-source-button')].map(a => a.href),
         launch: [...document.querySelectorAll('.dropdown-launch-buttons a')].map(a => a.href),
-        thebe: document.querySelectorAll('.thebe-launch-button, script[type="text/x-thebe-config"]').length
+        // Thebe LOADED: its files, its global, its cells or sphinx-thebe's (CDN) button and config. The Live code
+        // button's own script may name where Thebe is; it loads it only when pressed.
+        thebe: performance.getEntriesByType('resource').filter(e => /thebe/i.test(e.name)).length
+            + (typeof window.thebe !== 'undefined' ? 1 : 0) + document.querySelectorAll('.thebe-cell').length
+            + document.querySelectorAll('.thebe-launch-button, script[type="text/x-thebe-config"]').length
             + [...document.scripts].filter(s => /thebe/i.test(s.src + s.textContent)).length,
+        liveButton: document.querySelectorAll('.toy-live-button').length,
     };
 }"""
 

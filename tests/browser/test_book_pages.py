@@ -48,7 +48,7 @@ def test_the_book_has_explorers_and_math(bt, browser, site_url):
 
 def test_page_offers_its_notebook_and_launch_buttons(bt, visit, book_doc):
     """Download the page's source (the .ipynb as stored: no outputs); Binder and Colab links to the repository;
-    no Thebe."""
+    a Live code button on notebook pages, and nothing of Thebe loaded until it is pressed."""
     config = yaml.safe_load((bt.ROOT / "_config.yml").read_text())
     repo = config["repository"]["url"].removeprefix("https://github.com/").rstrip("/")
     branch = config["repository"]["branch"]
@@ -57,7 +57,8 @@ def test_page_offers_its_notebook_and_launch_buttons(bt, visit, book_doc):
     assert len(links["download"]) == 1, links
     status, text = links["source"]
     assert status == 200, f"the download button's {links['download'][0]} answered {status}"
-    assert links["thebe"] == 0, "Thebe is off: no Thebe button, config or script may be on the page"
+    assert links["thebe"] == 0, "nothing of Thebe may be loaded before the Live code button is pressed"
+    assert links["liveButton"] == (1 if notebook.exists() else 0), "every notebook page has one Live code button"
     if notebook.exists():
         assert links["download"][0].endswith(f"{book_doc}.ipynb")
         downloaded = json.loads(text)

@@ -517,6 +517,7 @@
       return;
     }
     document.querySelectorAll(".toy-explorer").forEach((root, n) => {
+      root.dataset.started = "true";
       init(root, n).catch((err) => {
         root.querySelector(".toy-explorer-figure").textContent = "This explorer could not start: " + err;
         throw err;
@@ -529,6 +530,22 @@
       if (dark()) rethemePlain(gd);
       else if (!unfix(gd)) fitTexts(gd);
     });
+    // Explorers put into the page later (Live code re-runs a cell and shows its output in place) start too;
+    // those whose element has left the page are forgotten.
+    let later = 0;
+    new MutationObserver(() => {
+      document.querySelectorAll(".toy-explorer:not([data-started])").forEach((root) => {
+        root.dataset.started = "true";
+        if (!root.id) root.id = "toy-explorer-later-" + later++;
+        init(root, 0).catch((err) => {
+          root.querySelector(".toy-explorer-figure").textContent = "This explorer could not start: " + err;
+          throw err;
+        });
+      });
+      Object.keys(window.toyExplorers || {}).forEach((id) => {
+        if (!document.getElementById(id)) delete window.toyExplorers[id];
+      });
+    }).observe(document.body, { childList: true, subtree: true });
     // The page's light/dark switch: redraw every figure in the new mode.
     new MutationObserver(() => {
       Object.values(window.toyExplorers || {}).forEach((api) => api.redraw());

@@ -1,0 +1,254 @@
+// Live code: a button on every notebook page that turns the page's code cells into editable cells running on a
+// Jupyter kernel (Thebe), their outputs replaced in place. Nothing of Thebe loads until the button is pressed.
+//
+// The kernel comes from, in order: the Jupyter server given by a link (scripts/live.sh prints one:
+// #toy-live-server=...&toy-live-token=..., loopback addresses only; kept for this tab in sessionStorage), or the
+// one named in the book's config (toy_live_server: scripts/live.sh's, or a course's JupyterHub server); then
+// Binder for the published repository. Each is asked first (a few seconds at most), so when none answers the page
+// says so within seconds and stays as it was built. The book's build writes this script's config into its
+// data-toy-live attribute (book/_ext/toybook.py).
+(function () {
+  const script = document.currentScript;
+  const config = JSON.parse(script.dataset.toyLive || "{}");
+  const contentRoot = document.documentElement.dataset.content_root || "";
+  const STORE = "toy-live";
+  const PROBE_MS = 3000; // per server: a refused or silent server costs at most this
+  const CONNECT_MS = 60000; // a server that answered must give a kernel within this (slow machines included)
+  const BINDER_MS = 600000; // Binder may build an image first: minutes, with its progress shown
+  // In the kernel, before any cell: explorers show the view this page can run (see the note added to them).
+  const PRELUDE = 'import os\nos.environ["TOY_EXPLORER_VIEW"] = "static"  # Live code in the book: the page view\n';
+  const NOTE = "Live code re-ran this explorer in the kernel: it shows the page's view, with every setting " +
+    "computed by toy just now. The live ipywidgets view needs JupyterLab's widget scripts, which this page " +
+    "does not load (they would come from a CDN); open the notebook in JupyterLab or Binder for it.";
+
+  function fromLink() {
+    // A link from scripts/live.sh: #toy-live-server=http://127.0.0.1:8888&toy-live-token=...
+    const params = new URLSearchParams(location.hash.slice(1));
+    if (!params.has("toy-live-server") && !params.has("toy-live-token")) return;
+    const saved = JSON.parse(sessionStorage.getItem(STORE) || "{}");
+    const server = params.get("toy-live-server");
+    if (server && isLoopback(server)) saved.server = server;
+    if (params.has("toy-live-token")) saved.token = params.get("toy-live-token");
+    sessionStorage.setItem(STORE, JSON.stringify(saved));
+    history.replaceState(null, "", location.pathname + location.search); // the token leaves the address bar
+  }
+
+  function isLoopback(url) {
+    try {
+      return ["127.0.0.1", "localhost", "[::1]"].includes(new URL(url).hostname);
+    } catch (e) {
+      return false;
+    }
+  }
+
+  function routes() {
+    const saved = JSON.parse(sessionStorage.getItem(STORE) || "{}");
+    const list = [];
+    const servers = [saved.server, config.server].filter(Boolean).map((u) => u.replace(/\/+$/, ""));
+    [...new Set(servers)].forEach((url) => {
+      list.push({kind: "server", url, token: saved.token || "", label: `the Jupyter server at ${url}`});
+    });
+    if (config.binder) {
+      const host = new URL(config.binder.url).host;
+      list.push({kind: "binder", ...config.binder, label: `Binder (${host}, ${config.binder.repo})`});
+    }
+    return list;
+  }
+
+  async function timed(promise, ms, why) {
+    let timer;
+    const limit = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(why)), ms); });
+    try {
+      return await Promise.race([promise, limit]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async function probe(route) {
+    // null if the route answers, else why not (in words for the reader)
+    const ctrl = new AbortController();
+    const timer = setTimeout(() => ctrl.abort(), PROBE_MS);
+    try {
+      if (route.kind === "binder") {
+        await fetch(`${route.url}/health`, {mode: "no-cors", signal: ctrl.signal, cache: "no-store"});
+        return null;
+      }
+      const headers = route.token ? {Authorization: `token ${route.token}`} : {};
+      const r = await fetch(`${route.url}/api/status`, {headers, signal: ctrl.signal, cache: "no-store"});
+      if (r.ok) return null;
+      if (r.status === 401 || r.status === 403) {
+        return `it answered but refused this page's token (open the link that scripts/live.sh printed)`;
+      }
+      return `it answered with HTTP ${r.status}`;
+    } catch (e) {
+      if (route.kind === "binder") return "it did not answer (offline?)";
+      return "it did not answer, or does not allow this page's origin " +
+        "(start one with: bash scripts/live.sh)";
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  function loadThebe() {
+    return new Promise((resolve, reject) => {
+      const css = document.createElement("link");
+      css.rel = "stylesheet";
+      css.href = contentRoot + config.thebe.replace(/index\.js$/, "thebe.css");
+      document.head.append(css);
+      const s = document.createElement("script");
+      s.src = contentRoot + config.thebe;
+      s.onload = () => (window.thebe ? resolve(window.thebe) : reject(new Error("Thebe did not start")));
+      s.onerror = () => reject(new Error(`${s.src} did not load`));
+      document.head.append(s);
+    });
+  }
+
+  function markCells() {
+    // Thebe pairs the n-th source with the n-th output placeholder: give every code cell one, empty if need be.
+    let n = 0;
+    document.querySelectorAll("div.cell").forEach((cell) => {
+      const pre = cell.querySelector(":scope > .cell_input pre, :scope > details > .cell_input pre");
+      if (!pre) return;
+      pre.setAttribute("data-executable", "true");
+      pre.setAttribute("data-language", "python");
+      let out = cell.querySelector(":scope > .cell_output");
+      if (!out) {
+        out = document.createElement("div");
+        out.className = "cell_output docutils container";
+        cell.append(out);
+      }
+      out.setAttribute("data-output", "");
+      cell.querySelectorAll("button.copybtn").forEach((b) => b.remove());
+      n += 1;
+    });
+    return n;
+  }
+
+  function noteNewExplorers(built) {
+    // An explorer that a cell printed in Live code gets a note saying which view it is and why.
+    new MutationObserver(() => {
+      document.querySelectorAll("[data-output] .toy-explorer").forEach((ex) => {
+        if (built.has(ex) || ex.previousElementSibling?.classList.contains("toy-live-note")) return;
+        const p = document.createElement("p");
+        p.className = "toy-live-note";
+        p.textContent = NOTE;
+        ex.before(p);
+      });
+    }).observe(document.body, {childList: true, subtree: true});
+  }
+
+  function options(route) {
+    const base = {
+      requestKernel: true,
+      mountActivateWidget: false,
+      mountStatusWidget: false,
+      mountRestartButton: false,
+      mountRestartAllButton: false,
+      mathjaxUrl: "", // Thebe's default is MathJax 2 from a CDN; outputs here carry no LaTeX
+      kernelOptions: {kernelName: config.kernel || "python3", path: "/"},
+      codeMirrorConfig: {lineNumbers: false},
+    };
+    if (route.kind === "binder") {
+      return {...base, useBinder: true, binderOptions: {binderUrl: route.url, repo: route.repo, ref: route.ref,
+        repoProvider: "github"}};
+    }
+    return {...base, useBinder: false, serverSettings: {baseUrl: route.url + "/",
+      wsUrl: route.url.replace(/^http/, "ws") + "/", token: route.token, appendToken: true}};
+  }
+
+  function mount() {
+    const article = document.querySelector("main article") || document.querySelector("main") || document.body;
+    const bar = document.createElement("div");
+    bar.className = "toy-live";
+    bar.setAttribute("role", "region");
+    bar.setAttribute("aria-label", "Live code");
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "toy-live-button";
+    button.textContent = "Live code";
+    const status = document.createElement("p");
+    status.className = "toy-live-status";
+    status.setAttribute("aria-live", "polite");
+    const list = routes();
+    if (!config.thebe) {
+      status.textContent = `Live code is unavailable in this build: ${config.off}.`;
+    } else {
+      status.textContent = "Edit and run this page's code: " + (list.length
+        ? list.map((r) => r.label).join(", else ") + "."
+        : "no kernel is configured for this book.");
+    }
+    button.setAttribute("aria-describedby", (status.id = "toy-live-status"));
+    bar.append(button, status);
+    const h1 = article.querySelector("section > h1") || article.querySelector("h1");  // the page title, not the print header
+    if (h1) h1.after(bar);
+    else article.prepend(bar);
+    const say = (text, state, details = []) => {
+      status.textContent = text;
+      if (details.length) {
+        const ul = document.createElement("ul");
+        details.forEach((d) => ul.append(Object.assign(document.createElement("li"), {textContent: d})));
+        status.append(ul);
+      }
+      bar.dataset.state = state;
+    };
+    button.addEventListener("click", () => start(button, say).catch((e) => {
+      say(`Live code stopped: ${e.message}. The page stays as it was built.`, "error");
+      button.disabled = false;
+    }));
+  }
+
+  async function start(button, say) {
+    button.disabled = true;
+    if (!config.thebe) {
+      say(`Live code is unavailable in this build: ${config.off}.`, "error");
+      return;
+    }
+    const failures = [];
+    let route = null;
+    for (const r of routes()) {
+      say(`Asking ${r.label}…`, "busy");
+      const why = await probe(r);
+      if (!why) {
+        route = r;
+        break;
+      }
+      failures.push(`${r.label[0].toUpperCase()}${r.label.slice(1)}: ${why}.`);
+    }
+    if (!route) {
+      say("Live code could not start: no kernel answered. The page stays as it was built (its outputs and " +
+        "explorers still work).", "error", failures);
+      button.disabled = false;
+      return;
+    }
+    say(`Loading Live code from this book, for ${route.label}…`, "busy");
+    const thebe = await timed(loadThebe(), CONNECT_MS, "Thebe's scripts did not load");
+    thebe.on("status", (_evt, data) => {  // the server's progress (Binder: building, launching), not each cell's
+      const server = data && ["server", "session", "kernel"].includes(data.subject);
+      if (server && data.message && bar().dataset.state === "busy") say(`${route.label}: ${data.message}`, "busy");
+    });
+    const built = new Set(document.querySelectorAll(".toy-explorer"));
+    const cells = markCells();
+    say(`Connecting to ${route.label}…`, "busy");
+    const limit = route.kind === "binder" ? BINDER_MS : CONNECT_MS;
+    const {session, notebook} = await timed(thebe.bootstrap(options(route)), limit,
+      `${route.label} gave no kernel within ${limit / 1000} s`);
+    if (!session || !session.kernel) throw new Error(`${route.label} gave no kernel`);
+    await timed(session.kernel.requestExecute({code: PRELUDE, silent: true}).done, CONNECT_MS,
+      "the kernel did not answer");
+    noteNewExplorers(built);
+    say(`Running the page's ${cells} code cells once, in order, on ${route.label}…`, "busy");
+    await notebook.executeAll(false);
+    say(`Live code on ${route.label}: edit any cell and press its run button; outputs are replaced in place.`,
+      "live");
+    document.documentElement.dataset.toyLive = "live";
+  }
+
+  function bar() {
+    return document.querySelector(".toy-live");
+  }
+
+  fromLink();
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mount);
+  else mount();
+})();

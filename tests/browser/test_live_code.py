@@ -1,0 +1,306 @@
+"""Issue 14's real-browser tests: the Live code button of a chapter page, with and without a Jupyter server.
+
+A Jupyter server is started by the test on 127.0.0.1 as ``scripts/live.sh`` starts it: a fresh token, requests
+allowed from the book's origin only (``allow_origin``), its settings and runtime files in a temporary folder. The
+page is opened with the link ``scripts/live.sh`` prints (``#toy-live-server=...&toy-live-token=...``). Until the
+button is pressed nothing of Thebe is loaded; pressed, Thebe is loaded from the book's own files, every code cell
+becomes an editor with a run button, and edited cells run on the kernel with their outputs replaced in place.
+Every request stays on 127.0.0.1 and the page logs no error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.slow
+
+DOC = "chapters/04-the-llm-as-a-policy/4.1-formal-mapping"
+TEMPERATURES_CELL = "temperatures = [0.1, 1.0, 10.0]"
+EDITED = [0.5, 2.0]
+EXPLORER_CELL = "toy.explorers.credit_assignment(prompt=x)"
+THEBE_LOADED_JS = """() => ({
+    thebe: typeof window.thebe !== 'undefined',
+    files: performance.getEntriesByType('resource').map(e => e.name).filter(u => /\\/thebe\\//.test(u)),
+    cells: document.querySelectorAll('.thebe-cell').length,
+})"""
+
+
+@contextlib.contextmanager
+def jupyter_server(root: Path, origin: str, log_path: Path, timeout: float = 90.0):
+    """A Jupyter server as scripts/live.sh starts one: yields (url, token); always stopped, with its kernels."""
+    from tests.browser.conftest import free_port
+
+    state = root / ".server-state"
+    env = {k: v for k, v in os.environ.items() if k != "TOY_EXPLORER_VIEW"}
+    env.update(JUPYTER_CONFIG_DIR=str(state / "config"), JUPYTER_RUNTIME_DIR=str(state / "runtime"),
+               IPYTHONDIR=str(state / "ipython"), JUPYTER_DATA_DIR=str(state / "data"), JUPYTER_PLATFORM_DIRS="1")
+    port, token = free_port(), secrets.token_hex(16)
+    cmd = [str(Path(sys.executable).with_name("jupyter-server")), "--no-browser", "--allow-root", "--ip=127.0.0.1",
+           f"--port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+           f"--ServerApp.allow_origin={origin}", f"--ServerApp.root_dir={root}"]
+    url = f"http://127.0.0.1:{port}"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"the Jupyter server exited with {proc.returncode}:\n{log_path.read_text()}")
+                try:
+                    with urllib.request.urlopen(f"{url}/api", timeout=2) as r:
+                        if r.status == 200:
+                            break
+                except OSError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the Jupyter server did not answer in {timeout} s")
+                time.sleep(0.3)
+            yield url, token
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait(timeout=15)
+
+
+def cell_index(page, needle: str) -> int:
+    """The index of the Thebe cell whose editor holds ``needle``."""
+    index = page.evaluate("""needle => [...document.querySelectorAll('.thebe-cell')]
+        .findIndex(c => c.querySelector('.thebe-input').textContent.includes(needle))""", needle)
+    assert index >= 0, f"no Live code cell holds {needle!r}"
+    return index
+
+
+def test_live_code_edits_and_reruns_cells_on_a_local_server(bt, browser, site_url, tmp_path):
+    import toy
+    from toy.explorers import TEMPERATURES
+
+    with jupyter_server(tmp_path, site_url, bt.ARTIFACTS / "live-code-server.log") as (server, token):
+        page, log = bt.new_page(browser, 1280, 1000)
+        try:
+            page.goto(f"{bt.page_url(site_url, DOC)}#toy-live-server={server}&toy-live-token={token}")
+            bt.settle(page)
+            bt.quiet(page, log)
+            before = page.evaluate(THEBE_LOADED_JS)
+            label = page.locator(".toy-live-status").text_content()
+            assert "#toy-live-token" not in page.url, "the token must leave the address bar"
+
+            page.click(".toy-live-button")
+            page.wait_for_function("() => document.documentElement.dataset.toyLive === 'live'", timeout=180_000)
+            after = page.evaluate(THEBE_LOADED_JS)
+            status = page.locator(".toy-live-status").text_content()
+
+            # Edit the temperatures cell with the keyboard and run it: its figure shows the new temperatures.
+            k = cell_index(page, TEMPERATURES_CELL)
+            cell = page.locator(".thebe-cell").nth(k)
+            cell.locator(".thebe-input .CodeMirror").click()  # CodeMirror 5 (Thebe 0.9): type into the editor
+            page.keyboard.press("Control+a")
+            page.keyboard.insert_text(_temperature_cell().replace("[0.1, 1.0, 10.0]", json.dumps(EDITED)))
+            edited = cell.locator(".thebe-input").text_content()
+            cell.locator(".thebe-run-button").click()
+            page.wait_for_function("""([k, names]) => {
+                const out = document.querySelectorAll('[data-output]')[k];
+                const gd = out && out.querySelector('.js-plotly-plot');
+                return gd && gd.data && JSON.stringify(gd.data.map(t => t.name)) === JSON.stringify(names);
+            }""", arg=[k, [f"τ = {t:g}" for t in EDITED]], timeout=60_000)
+            drawn = page.evaluate("""k => document.querySelectorAll('[data-output]')[k].querySelector('.js-plotly-plot')
+                .data.map(t => Array.from(t.y, Number))""", k)
+
+            # Re-run the Figure 4.1 explorer cell and move its temperature with the keyboard.
+            e = cell_index(page, EXPLORER_CELL)
+            page.locator(".thebe-cell").nth(e).locator(".thebe-run-button").click()
+            page.wait_for_function("""k => { const out = document.querySelectorAll('[data-output]')[k];
+                const ex = out && out.querySelector('.toy-explorer[data-ready="true"]');
+                return ex && ex.id.startsWith('toy-explorer-later-'); }""", arg=e, timeout=60_000)
+            eid = page.evaluate(
+                "k => document.querySelectorAll('[data-output]')[k].querySelector('.toy-explorer').id", e)
+            note = page.evaluate("id => document.getElementById(id).previousElementSibling.textContent", eid)
+            spec = bt.explorer_spec(page, eid)
+            initial = bt.read_explorer(page, eid, 1)
+            page.focus(f"#{eid}-temperature")
+            page.keyboard.press("ArrowRight")
+            moved = bt.read_explorer(page, eid, initial["redraws"] + 1)
+            page.screenshot(path=str(bt.ARTIFACTS / "live-code-4-1.png"), full_page=False)
+        finally:
+            bt.close(page)
+
+    assert before == {"thebe": False, "files": [], "cells": 0}, f"Thebe loaded before the button was pressed: {before}"
+    assert server in label and "Binder" in label, f"the button must say which kernel it will use: {label!r}"
+    assert after["thebe"] and after["cells"] > 10 and all("/_static/thebe/" in u for u in after["files"]), after
+    assert server in status, status
+    assert f"temperatures = {EDITED}" in edited, edited
+    assert log.problems() == [], "\n".join(log.problems())
+
+    expected = [toy.reference_policy(temperature=t).next_token_probs(2, (1, 2)) for t in EDITED]
+    assert len(drawn) == len(EDITED)
+    for got, want in zip(drawn, expected, strict=True):
+        assert np.max(np.abs(np.asarray(got) - want)) <= 1e-9
+
+    assert "Live code" in note and "JupyterLab" in note, note
+    match = bt.match_explorer(DOC, spec, initial)
+    default = TEMPERATURES.index(1.0)
+    assert moved["state"]["temperature"] == initial["state"]["temperature"] + 1 == default + 1
+    traces, _ = bt.expected(match.explorer, moved["state"])
+    assert bt.close_enough(traces, moved["traces"]), "the re-run explorer does not show toy's values after the move"
+    assert not bt.close_enough(traces, initial["traces"]), "moving the temperature changed nothing"
+
+
+def _temperature_cell() -> str:
+    nb = json.loads((Path(__file__).resolve().parents[2] / f"{DOC}.ipynb").read_text())
+    for cell in nb["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code" and TEMPERATURES_CELL in source:
+            return source
+    raise AssertionError(f"{DOC}: no code cell holds {TEMPERATURES_CELL!r}")
+
+
+
+def test_live_code_without_a_server_says_so_within_10_s(bt, browser, site_url):
+    """No Jupyter server answers (a closed port; the book's configured one is not running) and Binder is out of
+    reach (the test aborts every request that leaves 127.0.0.1): a clear message within 10 s, the page unchanged."""
+    closed = f"http://127.0.0.1:{bt.free_port()}"
+    page, log = bt.new_page(browser, 1280, 900)
+    try:
+        page.goto(f"{bt.page_url(site_url, DOC)}#toy-live-server={closed}&toy-live-token=nothing")
+        bt.settle(page)
+        bt.quiet(page, log)
+        start = time.monotonic()
+        page.click(".toy-live-button")
+        page.wait_for_function("() => document.querySelector('.toy-live').dataset.state === 'error'", timeout=10_000)
+        elapsed = time.monotonic() - start
+        message = page.locator(".toy-live-status").text_content()
+        enabled = page.locator(".toy-live-button").is_enabled()
+        eid = bt.explorer_ids(page)[0]
+        initial = bt.read_explorer(page, eid, 1)
+        control = initial["state"]
+        name = next(iter(control))
+        page.focus(f"#{eid}-{name}")
+        page.keyboard.press("End")
+        moved = bt.read_explorer(page, eid, initial["redraws"] + 1)
+        loaded = page.evaluate(THEBE_LOADED_JS)
+        readable = page.evaluate("""() => {
+            const shown = el => el && el.getBoundingClientRect().height > 0
+                && getComputedStyle(el).visibility !== 'hidden';
+            const status = document.querySelector('.toy-live-status');
+            return shown(document.querySelector('article section > h1')) && shown(status)
+                && status.closest('section') !== null && document.querySelectorAll('article p').length > 10;
+        }""")
+        page.evaluate("() => scrollTo(0, 0)")
+        page.screenshot(path=str(bt.ARTIFACTS / "live-code-no-server.png"))
+        bt.save_artifact("live-code-no-server.txt", message)
+    finally:
+        bt.close(page)
+
+    assert elapsed <= 10, f"the message took {elapsed:.1f} s"
+    assert "could not start" in message and closed in message and "scripts/live.sh" in message, message
+    assert "Binder" in message, message
+    assert enabled and readable
+    assert loaded["files"] == [] and not loaded["thebe"], "Thebe must not load when no kernel answered"
+    assert moved["redraws"] > initial["redraws"], "the page's explorers must keep working"
+    # What failed is exactly the asking: the closed server, the book's configured server, Binder's health check.
+    probes = [u for u in log.requests if u.endswith("/api/status") or u.endswith("/health")]
+    assert all(u.startswith("http://127.0.0.1:") for u in log.failed if "/api/status" in u), log.failed
+    assert [u for u in log.external if not u.endswith("/health")] == [], log.external
+    assert all(any(p in f for p in probes) for f in log.failed), log.failed
+    assert log.page_errors == [], log.page_errors
+    assert all("ERR_CONNECTION_REFUSED" in e or "/health" in e or "net::" in e for e in log.console_errors), \
+        log.console_errors
+
+
+def test_live_sh_serves_the_book_and_a_server_for_its_origin_only(bt, built_site):
+    """The documented command itself: it prints a link with a fresh token; its Jupyter server answers the book's
+    origin (CORS) with that token, refuses requests without it, and names no other origin."""
+    book_port, jupyter_port = bt.free_port(), bt.free_port()
+    env = {**os.environ, "BOOK_DIR": str(built_site), "BOOK_PORT": str(book_port), "JUPYTER_PORT": str(jupyter_port),
+           "JUPYTER_RUNTIME_DIR": str(built_site.parent / ".live-sh-runtime")}
+    proc = subprocess.Popen(["bash", str(bt.ROOT / "scripts" / "live.sh")], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    lines = []
+    try:
+        deadline = time.monotonic() + 90
+        while not any("toy-live-token=" in line for line in lines):
+            assert time.monotonic() < deadline and proc.poll() is None, "".join(lines)
+            lines.append(proc.stdout.readline())
+        link = next(line.strip() for line in lines if "toy-live-token=" in line)
+        token = link.split("toy-live-token=")[1]
+        book, server = f"http://127.0.0.1:{book_port}", f"http://127.0.0.1:{jupyter_port}"
+
+        def get(url, headers):
+            request = urllib.request.Request(url, headers=headers)
+            try:
+                with urllib.request.urlopen(request, timeout=5) as r:
+                    return r.status, r.headers.get("Access-Control-Allow-Origin")
+            except urllib.error.HTTPError as err:
+                return err.code, err.headers.get("Access-Control-Allow-Origin")
+
+        for _ in range(100):  # the server may still be starting
+            try:
+                urllib.request.urlopen(f"{server}/api", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.3)
+        with_token = get(f"{server}/api/status", {"Origin": book, "Authorization": f"token {token}"})
+        without = get(f"{server}/api/status", {"Origin": book})
+        page = get(link.split("#")[0], {})
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+
+    assert link.startswith(f"{book}/chapters/") and f"toy-live-server={server}" in link, link
+    assert len(token) >= 32
+    assert with_token == (200, book), with_token
+    assert without[0] in (401, 403), without
+    assert page[0] == 200
+
+
+def test_a_build_without_thebe_says_live_code_is_unavailable(bt, browser, site_url, tmp_path, monkeypatch):
+    """A book built where npm was missing (its script's config says why Thebe is off, as toybook writes it): the
+    button says so before and after it is pressed, and nothing is asked of any server."""
+    import sys
+
+    sys.path.insert(0, str(bt.ROOT / "book" / "_ext"))
+    import toybook
+
+    monkeypatch.setattr(toybook, "THEBE_DIR", tmp_path / "no-thebe")  # what the build writes without the bundle
+    why = toybook._vendor_thebe(tmp_path / "site" / "thebe")
+    page, log = bt.new_page(browser, 1280, 900)
+
+    def without_thebe(route):
+        html = route.fetch().text()
+        on = '&quot;thebe&quot;: &quot;_static/thebe/index.js&quot;, &quot;off&quot;: null'
+        assert on in html
+        off = f'&quot;thebe&quot;: null, &quot;off&quot;: &quot;{why.replace(chr(39), "&#x27;")}&quot;'
+        route.fulfill(body=html.replace(on, off), content_type="text/html")
+
+    page.route(f"**/{DOC}.html", without_thebe)
+    try:
+        page.goto(bt.page_url(site_url, DOC))
+        bt.settle(page)
+        before = page.locator(".toy-live-status").text_content()
+        page.click(".toy-live-button")
+        page.wait_for_function("() => document.querySelector('.toy-live').dataset.state === 'error'", timeout=5_000)
+        after = page.locator(".toy-live-status").text_content()
+        bt.quiet(page, log)
+    finally:
+        bt.close(page)
+    assert before.startswith("Live code is unavailable in this build") and "npm" in before, before
+    assert after.startswith("Live code is unavailable in this build"), after
+    assert not [u for u in log.requests if "/api/" in u or "/thebe/" in u or "/health" in u], log.requests
+    assert log.problems() == [], log.problems()

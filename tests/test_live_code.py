@@ -1,0 +1,64 @@
+"""Live code's build side (issue 14), fast: Thebe's bundle copied into the site without source maps, the plain build
+unharmed when it is missing (the button then says why), and the button's config from _config.yml."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+import toybook  # noqa: E402
+
+
+def fake_bundle(folder: Path, version: str = toybook.THEBE_VERSION) -> Path:
+    lib = folder / "lib"
+    lib.mkdir(parents=True)
+    (folder / "package.json").write_text(json.dumps({"name": "thebe", "version": version}))
+    for name in ["index.js", "123.index.js", "thebe.css", "index.js.map", "index.js.LICENSE.txt"]:
+        (lib / name).write_text(name)
+    return folder
+
+
+def test_thebe_bundle_is_copied_without_maps(tmp_path, monkeypatch):
+    monkeypatch.setattr(toybook, "THEBE_DIR", fake_bundle(tmp_path / "package"))
+    assert toybook._vendor_thebe(tmp_path / "site" / "thebe") is None
+    assert sorted(p.name for p in (tmp_path / "site" / "thebe").iterdir()) == ["123.index.js", "index.js",
+                                                                               "thebe.css"]
+
+
+def test_a_missing_or_other_thebe_leaves_the_build_alone_and_says_why(tmp_path, monkeypatch):
+    monkeypatch.setattr(toybook, "THEBE_DIR", tmp_path / "nothing")
+    why = toybook._vendor_thebe(tmp_path / "site" / "thebe")
+    assert "npm" in why and "README" in why
+    assert not (tmp_path / "site" / "thebe").exists()
+    monkeypatch.setattr(toybook, "THEBE_DIR", fake_bundle(tmp_path / "old", "0.8.2"))
+    assert "0.8.2" in toybook._vendor_thebe(tmp_path / "site2" / "thebe")
+
+
+def test_live_config_names_the_server_and_binder_of_the_book():
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    theme = {"launch_buttons": config["launch_buttons"], "repository_url": config["repository"]["url"],
+             "repository_branch": config["repository"]["branch"]}
+    app = SimpleNamespace(config=SimpleNamespace(html_theme_options=theme,
+                                                 toy_live_server=config["sphinx"]["config"]["toy_live_server"]),
+                          _toybook_thebe=None)
+    live = toybook._live_config(app)
+    assert live["thebe"] == "_static/thebe/index.js" and live["off"] is None
+    assert live["server"] == "http://127.0.0.1:8888"
+    assert live["binder"] == {"url": "https://mybinder.org", "repo": "llm-as-a-policy/book", "ref": "main"}
+    app._toybook_thebe = "Thebe was not installed"
+    assert toybook._live_config(app)["thebe"] is None
+
+
+def test_live_sh_is_valid_bash_and_serves_on_the_configured_port():
+    text = (ROOT / "scripts" / "live.sh").read_text()
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    port = config["sphinx"]["config"]["toy_live_server"].rsplit(":", 1)[1]
+    assert f"JUPYTER_PORT=${{JUPYTER_PORT:-{port}}}" in text
+    assert subprocess.run(["bash", "-n", str(ROOT / "scripts" / "live.sh")]).returncode == 0
