@@ -51,6 +51,7 @@ from toy import (
     policy,
     ppo,
     prefix_tree,
+    prose,
     recipes,
     resets,
     reward_models,
@@ -192,6 +193,14 @@ CASES: dict[str, Case] = {
                                    dict(prompt=PROMPT, response=prefix_bad(PI_EOS))),
     "toy.policy.Policy.sample": Case(method(PI, "sample"), dict(prompt=2, n=3, rng=1),
                                      dict(prompt=PROMPT, n=COUNT + HUGE, rng=RNG)),
+    # -- prose (numbers quoted in the notebooks' text) -----------------------------------------------------------
+    "toy.prose.glue": Case(prose.glue, dict(name="bad_input_probe", value=0.5),
+                           dict(name=["1abc", "a b", "", None, 3, b"x"])),
+    "toy.prose.quote": Case(lambda **kw: (prose.glue("bad_input_probe", 0.5), prose.quote(**kw))[1],
+                            dict(name="bad_input_probe", spec=".3f"),
+                            dict(name=["never_glued_here", None, 3], spec=TEXT)),
+    "toy.prose.quoted_names": Case(prose.quoted_names, dict(markdown="{eval}`toy.quote(\"x\", \".2f\")`"),
+                                   dict(markdown=TEXT)),
     # -- rewards -----------------------------------------------------------------------------------------------
     "toy.rewards.sum_to_target": Case(rewards.sum_to_target, dict(prompt=2, response=(1, 1)),
                                       dict(prompt=PROMPT, response=[(5,), "11", None, (1.5,)])),
@@ -661,6 +670,7 @@ EXEMPT = {
     "toy.policy.Policy": "the abstract base class: takes no argument (its methods have rows, and BigramPolicy and "
                          "TabularPolicy check their construction)",
     "toy.train.Curves.first_signal": "takes no argument",
+    "toy.prose.Quoted": "a str subclass whose repr is its text: any str is valid input",
     "toy.grading": "the course grader (issue 12): command-line tooling for instructors, run on a folder of submitted "
                    "notebooks; its functions take what the grader built itself (jobs, answer keys, limits, records "
                    "from the sandboxed harness) and report a student's bad notebook as a verdict, never by raising; "

@@ -138,7 +138,7 @@ def test_quote_formats_once_and_shows_no_quotes():
     assert prose.quote("p_test", ".3f") == "0.123" and repr(prose.quote("p_test", ".3f")) == "0.123"
     assert prose.quote("p_test") == "0.123456"
     assert prose.glue("n_test", 3125, display=True) == 3125 and prose.quote("n_test", ",") == "3,125"
-    with pytest.raises(KeyError, match="never_glued"):
+    with pytest.raises(ValueError, match="never_glued"):
         prose.quote("never_glued")
     with pytest.raises(ValueError, match="p_test"):
         prose.quote("p_test", ".3q")

@@ -259,8 +259,25 @@ class Explorer:
                 {"label": a.label, "output": a.output, "targets": list(a.targets), "count": a.count}
                 for a in self.actions
             ],
-            "figure": json.loads(pio.to_json(self.figure_for(), validate=False)),
+            "figure": self._figure_without_bound_values(),
         }
+
+    def _figure_without_bound_values(self) -> dict:
+        """The default figure as JSON, minus what the page would carry for nothing: the trace attributes bound to
+        outputs (the page script fills those from ``data`` at every redraw) and the template's defaults for trace
+        types the figure does not draw (the figure looks the same)."""
+        fig = json.loads(pio.to_json(self.figure_for(), validate=False))
+        template = fig["layout"].get("template", {})
+        if "data" in template:
+            used = {trace.get("type", "scatter") for trace in fig["data"]}
+            template["data"] = {kind: v for kind, v in template["data"].items() if kind in used}
+        for i, attr, _ in self.traces:
+            *path, last = attr.split(".")
+            node = fig["data"][i]
+            for key in path:
+                node = node.get(key, {})
+            node.pop(last, None)
+        return fig
 
     def static_html(self) -> str:
         """The static view: controls, an empty figure div and the payload; the page script brings it alive."""

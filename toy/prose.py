@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 
+from . import checks
+
 __all__ = ["EVAL_PATTERN", "Quoted", "glue", "quote", "quoted_names"]
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -39,17 +41,19 @@ class Quoted(str):
 def glue(name: str, value, display: bool = False):
     """Record ``value`` under ``name`` for the prose to quote; with ``display=True`` also return it (shown)."""
     if not isinstance(name, str) or not re.fullmatch(_NAME, name):
-        raise ValueError(f"glue name {name!r} must be a Python identifier (letters, digits, underscores)")
+        raise checks.fail("name", "a Python identifier (letters, digits, underscores)", name)
     _values[name] = value
     return value if display else None
 
 
 def quote(name: str, spec: str = "") -> Quoted:
     """The text of the value recorded under ``name``, formatted with the format specification ``spec``."""
-    if name not in _values:
+    if not isinstance(spec, str):
+        raise checks.fail("spec", "a format specification such as '.3f' (text)", spec)
+    if not isinstance(name, str) or name not in _values:
         known = ", ".join(sorted(_values)) or "none yet"
-        raise KeyError(f"nothing was glued under {name!r} before this cell (glued so far: {known}); "
-                       f"run the code cell that calls toy.glue({name!r}, ...) first")
+        raise checks.fail("name", f"a name glued before this cell (glued so far: {known}; run the code cell that "
+                          "calls toy.glue(name, ...) first)", name)
     value = _values[name]
     try:
         return Quoted(format(value, spec))
@@ -59,5 +63,7 @@ def quote(name: str, spec: str = "") -> Quoted:
 
 def quoted_names(markdown: str) -> list[tuple[str, str]]:
     """The (name, spec) of every ``{eval}`toy.quote(...)` `` in a Markdown text, in order."""
+    if not isinstance(markdown, str):
+        raise checks.fail("markdown", "text", markdown)
     return [(m.group(1), m.group(2) or "")
             for m in re.finditer(rf'\{{eval\}}`toy\.quote\("({_NAME})"(?:, "([^"\\]*)")?\)`', markdown)]
