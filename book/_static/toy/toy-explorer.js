@@ -100,6 +100,11 @@
       if (t.shown !== title.text) updates["title.text"] = t.shown;
       if (top.shown !== fl.margin.t) updates["margin.t"] = top.shown;
       if (anchor.shown !== title.yanchor) updates["title.yanchor"] = anchor.shown;
+    } else if (topBlock) {  // no SVG title (an explorer's is HTML above the plot): room for the top subplot titles
+      const top = given(gd, "top", fl.margin.t);
+      top.shown = Math.max(top.given, topBlock + 8);
+      marginGrowth = top.shown - top.given;
+      if (top.shown !== fl.margin.t) updates["margin.t"] = top.shown;
     }
     // Axis titles longer than their axis: wrap, and let plotly make room for the extra lines.
     ["xaxis", "yaxis"].forEach((letter) => (fl._subplots[letter] || []).forEach((id) => {
