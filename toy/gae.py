@@ -50,13 +50,13 @@ def gae(rewards, values_, lam: float, gamma: float = 1.0) -> np.ndarray:
     return A
 
 
-def gae_table(value_tables: list[np.ndarray], reward_tab: np.ndarray, lam: float) -> np.ndarray:
-    """GAE(λ) for every response at once, with a terminal reward: ``value_tables[t]`` holds V̂ at every prefix of
-    depth t (shape (K,)*t, t = 0..L−1), ``reward_tab`` r(x, y) (shape (K,)*L). Returns (K,)*L + (L,)."""
+def gae_table(value_tables: list[np.ndarray], reward_tab: np.ndarray, lam: float, gamma: float = 1.0) -> np.ndarray:
+    """GAE(γ, λ) for every response at once, with a terminal reward: ``value_tables[t]`` holds V̂ at every prefix
+    of depth t (shape (K,)*t, t = 0..L−1), ``reward_tab`` r(x, y) (shape (K,)*L). Returns (K,)*L + (L,)."""
     lam = checks.discount("lam", lam)
+    gamma = checks.discount("gamma", gamma)
     reward_tab = checks.array("reward_tab", reward_tab, min_ndim=1)
-    L = reward_tab.ndim
-    K = reward_tab.shape[0]
+    L, K = reward_tab.ndim, reward_tab.shape[0]
     if reward_tab.shape != (K,) * L:
         raise ValueError(f"reward_tab must have shape (K,)*L, got {reward_tab.shape}")
     if isinstance(value_tables, (str, bytes, np.ndarray)) or not isinstance(value_tables, (list, tuple)):
@@ -70,7 +70,7 @@ def gae_table(value_tables: list[np.ndarray], reward_tab: np.ndarray, lam: float
                   for t, vt in enumerate(value_tables)], axis=-1)
     r = np.zeros(shape + (L,))
     r[..., L - 1] = reward_tab
-    return gae(r, v, lam)
+    return gae(r, v, lam, gamma)
 
 
 def exact_value_tables(policy: Policy, reward, prompt) -> list[np.ndarray]:

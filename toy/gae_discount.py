@@ -23,7 +23,7 @@ import numpy as np
 
 from . import checks
 from .exact import advantage_table, values
-from .gae import gae
+from .gae import gae_table
 from .policy import Policy, check_prompt
 from .rewards import get_reward, reward_table
 
@@ -57,25 +57,6 @@ def _value_tables(value_tables, L: int, K: int) -> list[np.ndarray]:
     return [checks.array(f"value_tables[{t}]", vt, shape=(K,) * t) for t, vt in enumerate(value_tables)]
 
 
-def gae_advantage_table(value_tables: list[np.ndarray], reward_tab: np.ndarray, gamma: float, lam: float) -> np.ndarray:
-    """GAE(γ, λ) for every response at once, terminal reward only: ``value_tables[t]`` holds V̂ at every prefix of
-    depth t (shape (K,)*t, t = 0..L−1), ``reward_tab`` r(x, y) (shape (K,)*L). Returns (K,)*L + (L,)."""
-    gamma = checks.discount("gamma", gamma)
-    lam = checks.discount("lam", lam)
-    reward_tab = checks.array("reward_tab", reward_tab, min_ndim=1)
-    value_tables = _value_tables(value_tables, reward_tab.ndim, reward_tab.shape[0])
-    L, K = reward_tab.ndim, reward_tab.shape[0]
-    if reward_tab.shape != (K,) * L:
-        raise ValueError(f"reward_tab must have shape (K,)*L, got {reward_tab.shape}")
-    checks.enumeration("a GAE table", reward_tab.size * L)
-    shape = reward_tab.shape
-    v = np.stack([np.broadcast_to(vt.reshape(vt.shape + (1,) * (L - t)), shape)
-                  for t, vt in enumerate(value_tables)], axis=-1)
-    r = np.zeros(shape + (L,))
-    r[..., L - 1] = reward_tab
-    return gae(r, v, lam, gamma)
-
-
 def advantage_error(policy: Policy, reward, prompt, value_tables: list[np.ndarray], gamma: float,
                     lam: float) -> AdvantageError:
     """Exact bias² and variance of GAE(γ, λ) advantages from critic values ``value_tables`` (L arrays of shape
@@ -88,7 +69,7 @@ def advantage_error(policy: Policy, reward, prompt, value_tables: list[np.ndarra
     L, K = policy.length, policy.n_actions
     value_tables = _value_tables(value_tables, L, K)
     P = policy.response_probs(prompt)
-    A_hat = gae_advantage_table(value_tables, reward_table(reward, prompt, L, K), gamma, lam)
+    A_hat = gae_table(value_tables, reward_table(reward, prompt, L, K), lam, gamma)
     A = advantage_table(policy, reward, prompt)
     bias_sq, variance = np.zeros(L), np.zeros(L)
     for t in range(L):
