@@ -388,25 +388,67 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@contextlib.contextmanager
-def jupyterlab(root: Path, log_path: Path, timeout: float = 90.0):
-    """JupyterLab serving ``root`` on 127.0.0.1 at a free port, headless, with no token; yields its URL.
-
-    Its settings, workspaces, runtime files and IPython profile live under ``root`` (nothing in the repository or
-    the home folder changes), TOY_EXPLORER_VIEW is unset so explorers show their live widget view, and the server
-    with all its kernels is always stopped at the end.
-    """
+def jupyter_env(state: Path) -> dict:
+    """The environment of a Jupyter server under test: its config, runtime, data and IPython folders under
+    ``state`` (nothing in the repository or the home folder changes), TOY_EXPLORER_VIEW unset so explorers show
+    their live widget view."""
     import os
-    import signal
-    import subprocess
-    import sys
-    import time
-    import urllib.request
 
-    state = root / ".lab-state"
     env = {k: v for k, v in os.environ.items() if k != "TOY_EXPLORER_VIEW"}
     env.update(JUPYTER_CONFIG_DIR=str(state / "config"), JUPYTER_RUNTIME_DIR=str(state / "runtime"),
                IPYTHONDIR=str(state / "ipython"), JUPYTER_DATA_DIR=str(state / "data"), JUPYTER_PLATFORM_DIRS="1")
+    return env
+
+
+@contextlib.contextmanager
+def running_server(cmd: list[str], root: Path, env: dict, log_path: Path, probe: str, what: str, timeout: float):
+    """Start ``cmd`` in ``root`` (output to ``log_path``), wait until ``probe`` answers 200, yield; the server is
+    always stopped at the end, with all its kernels (its own process group)."""
+    import os
+    import signal
+    import subprocess
+    import time
+    import urllib.request
+
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"{what} exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
+                try:
+                    with urllib.request.urlopen(probe, timeout=2) as r:
+                        if r.status == 200:
+                            break
+                except OSError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{what} did not answer in {timeout} s:\n{log_path.read_text()[-3000:]}")
+                time.sleep(0.3)
+            yield
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait(timeout=15)
+
+
+@contextlib.contextmanager
+def jupyterlab(root: Path, log_path: Path, timeout: float = 90.0):
+    """JupyterLab, headless on 127.0.0.1 with no token, serving ``root``; yields its URL.
+
+    Its settings, workspaces, runtime files and IPython profile live under ``root`` (see ``jupyter_env``), and the
+    server with all its kernels is always stopped at the end.
+    """
+    import sys
+
+    state = root / ".lab-state"
+    env = jupyter_env(state)
     # The news popup stays off through the project's own settings (lab-settings/, installed by requirements.txt),
     # not here. Every cell is rendered (no windowing), so a test can read every Markdown cell's rendered text.
     tracker = state / "settings" / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
@@ -420,32 +462,8 @@ def jupyterlab(root: Path, log_path: Path, timeout: float = 90.0):
            f"--LabApp.workspaces_dir={state / 'workspaces'}", "--LabApp.news_url=",
            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
     url = f"http://127.0.0.1:{port}"
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            deadline = time.monotonic() + timeout
-            while True:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"JupyterLab exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
-                try:
-                    with urllib.request.urlopen(f"{url}/api/status", timeout=2) as r:
-                        if r.status == 200:
-                            break
-                except OSError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"JupyterLab did not answer in {timeout} s:\n{log_path.read_text()[-3000:]}")
-                time.sleep(0.3)
-            yield url
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)  # the server's own process group: it and its kernels
-                try:
-                    proc.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait(timeout=15)
+    with running_server(cmd, root, env, log_path, f"{url}/api/status", "JupyterLab", timeout):
+        yield url
 
 
 LIVE_EXPLORER_JS = """label => {

@@ -41,43 +41,16 @@ THEBE_LOADED_JS = """() => ({
 @contextlib.contextmanager
 def jupyter_server(root: Path, origin: str, log_path: Path, timeout: float = 90.0):
     """A Jupyter server as scripts/live.sh starts one: yields (url, token); always stopped, with its kernels."""
-    from tests.browser.conftest import free_port
+    from tests.browser.conftest import free_port, jupyter_env, running_server
 
-    state = root / ".server-state"
-    env = {k: v for k, v in os.environ.items() if k != "TOY_EXPLORER_VIEW"}
-    env.update(JUPYTER_CONFIG_DIR=str(state / "config"), JUPYTER_RUNTIME_DIR=str(state / "runtime"),
-               IPYTHONDIR=str(state / "ipython"), JUPYTER_DATA_DIR=str(state / "data"), JUPYTER_PLATFORM_DIRS="1")
     port, token = free_port(), secrets.token_hex(16)
     cmd = [str(Path(sys.executable).with_name("jupyter-server")), "--no-browser", "--allow-root", "--ip=127.0.0.1",
            f"--port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
            f"--ServerApp.allow_origin={origin}", f"--ServerApp.root_dir={root}"]
     url = f"http://127.0.0.1:{port}"
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            deadline = time.monotonic() + timeout
-            while True:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"the Jupyter server exited with {proc.returncode}:\n{log_path.read_text()}")
-                try:
-                    with urllib.request.urlopen(f"{url}/api", timeout=2) as r:
-                        if r.status == 200:
-                            break
-                except OSError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"the Jupyter server did not answer in {timeout} s")
-                time.sleep(0.3)
-            yield url, token
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-                try:
-                    proc.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait(timeout=15)
+    with running_server(cmd, root, jupyter_env(root / ".server-state"), log_path, f"{url}/api",
+                        "the Jupyter server", timeout):
+        yield url, token
 
 
 def cell_index(page, needle: str) -> int:
