@@ -30,14 +30,20 @@ _repr = reprlib.Repr()
 _repr.maxstring, _repr.maxother, _repr.maxlist, _repr.maxtuple, _repr.maxdict = 40, 40, 6, 6, 4
 
 
+SHOW_LIMIT = 80
+"""Longest text ``show`` gives for a value in an error message."""
+
+
 def show(value) -> str:
     """A short repr of ``value`` for an error message (arrays as their shape and first entries)."""
     if isinstance(value, np.ndarray):
         if value.size <= 6:
             return repr(value.tolist()) if value.ndim else repr(value.item())
         flat = ", ".join(f"{v:.4g}" if isinstance(v, float) else repr(v) for v in value.ravel()[:4].tolist())
-        return f"array of shape {value.shape} [{flat}, ...]"
-    return _repr.repr(value)
+        text = f"array of shape {value.shape} [{flat}, ...]"
+    else:
+        text = _repr.repr(value)
+    return text if len(text) <= SHOW_LIMIT else text[: SHOW_LIMIT - 3] + "..."
 
 
 def fail(name: str, allowed: str, value) -> ValueError:
