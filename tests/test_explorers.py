@@ -211,3 +211,80 @@ def test_figure_4_1_controls_reject_values_outside_their_range():
         ex.state(preset="tuned")
     with pytest.raises(ValueError, match=r"count.*\[-5, 5\].*7"):
         toy.reference_policy(count=7)
+
+
+# -- the value axes' ranges ----------------------------------------------------------------------------------------
+def drawn_values(ex, fig, key):
+    """Every value figure ``fig`` draws along layout axis ``key`` (bound or not, error bars included), in the axis's
+    units (log10 on a log axis, where values <= 0 are not drawn), plus 0 for bars growing along it."""
+    letter, ref = key[0], key[0] + key[5:]
+    out = []
+    for trace in fig.data:
+        if (trace[letter + "axis"] or letter) != ref or trace[letter] is None:
+            continue
+        v = np.array([x for x in np.ravel(np.asarray(trace[letter], dtype=object))
+                      if isinstance(x, (int, float, np.number))], dtype=float)
+        err = trace[f"error_{letter}"].array if trace[f"error_{letter}"] is not None else None
+        if err is not None:
+            err = np.asarray(err, dtype=float)
+            log = fig.layout[key].type == "log"  # where an error bar's foot may be cut off
+            v = np.concatenate([v, v + err] if log else [v, v - err, v + err])
+        if trace.type == "bar" and letter == ("x" if trace.orientation == "h" else "y"):
+            v = np.append(v, 0.0)
+        out.append(v)
+    v = np.concatenate(out)
+    if fig.layout[key].type == "log":
+        v = np.log10(v[v > 0])
+    return v
+
+
+def test_value_ranges_hold_every_value_drawn(explorer):
+    # Brute force: the figure at the state, every drawn value along each planned axis, against the range.
+    plans = explorer.axis_plan()
+    for state in list(random_states(explorer, 6, seed=3)):
+        ranges = explorer.value_ranges(explorer.evaluate(state))
+        assert set(ranges) == set(plans)
+        fig = explorer.figure_for(**state)
+        for key, span in ranges.items():
+            v = drawn_values(explorer, fig, key)
+            if span is None:
+                assert v.size == 0
+                continue
+            assert span[0] <= v.min() and v.max() <= span[1], (key, span, v.min(), v.max())
+            # not much wider (the longest error bar pads both ends, whichever value it belongs to)
+            assert span[1] - span[0] <= 2 * (v.max() - v.min()) + 1e-9 or v.max() == v.min(), (key, span)
+
+
+def test_held_ranges_keep_a_range_while_the_values_fit_and_fill_half():
+    held = toy.explorer.held_ranges
+    assert held({}, {"yaxis": [0.0, 1.0]}) == {"yaxis": [0.0, 1.0]}  # nothing shown yet
+    assert held({"yaxis": [0.0, 1.0]}, {"yaxis": [0.1, 0.6]}) == {"yaxis": [0.0, 1.0]}  # fits, fills 0.5
+    assert held({"yaxis": [0.0, 1.0]}, {"yaxis": [0.1, 0.5]}) == {"yaxis": [0.1, 0.5]}  # fills 0.4: rescale
+    assert held({"yaxis": [0.0, 1.0]}, {"yaxis": [-0.1, 0.5]}) == {"yaxis": [-0.1, 0.5]}  # does not fit
+    assert held({"yaxis": [0.0, 1.0]}, {"yaxis": None}) == {}  # nothing to draw on a log axis
+
+
+def test_scale_by_gives_one_range_that_holds_every_setting_it_covers():
+    ex = toy.explorers.credit_assignment()
+    assert ex.scale_by == ("reward",)
+    table = ex.static_payload()["ranges"]
+    assert table["by"] == ["reward"] and len(table["table"]) == len(ex._control["reward"].values)
+    for state in random_states(ex, 40, seed=5):
+        want = ex.value_ranges(ex.evaluate(state))
+        have = table["table"][ex._control["reward"].index(state["reward"])]
+        for key, (low, high) in want.items():
+            assert have[key][0] <= low and high <= have[key][1], (state, key, have[key], want[key])
+    with pytest.raises(ValueError, match="scale_by"):
+        toy.explorer.Explorer(ex.title, ex.controls, ex.outputs, ex.compute, ex.figure, ex.traces,
+                              scale_by=("no_such_control",))
+
+
+def test_live_view_axes_hold_the_values_they_draw(explorer):
+    live = explorer.live()
+    for c in explorer.controls:
+        for v in (c.values[0], c.values[-1]) if c.live is None else c.live:
+            live.set(**{c.name: v})
+            for key, span in live.ranges.items():
+                assert tuple(live.figure.layout[key].range) == tuple(span)
+                vals = drawn_values(explorer, live.figure, key)
+                assert span[0] <= vals.min() and vals.max() <= span[1], (c.name, v, key, span)

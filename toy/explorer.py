@@ -148,6 +148,10 @@ class Explorer:
     layout: dict[str, str] = field(default_factory=dict)
     actions: list[Action] = field(default_factory=list)
     caption: str = ""
+    # The value axes' scale: None (each setting's own range, held while it fits; see ``held_ranges``) or the
+    # controls whose values may change it: the static view then draws every setting that shares their values on
+    # one range, which holds all those settings (so a reader compares them on one scale).
+    scale_by: tuple[str, ...] | None = None
 
     def __post_init__(self):
         names = {c.name for c in self.controls}
@@ -156,6 +160,9 @@ class Explorer:
             if unknown:
                 raise ValueError(f"output {out!r} depends on unknown controls {sorted(unknown)}")
         self._control = {c.name: c for c in self.controls}
+        unknown = set(self.scale_by or ()) - {c.name for c in self.static_controls}
+        if unknown:
+            raise ValueError(f"scale_by names {sorted(unknown)}, which are not static controls")
 
     @property
     def static_controls(self) -> list[Control]:
@@ -219,8 +226,11 @@ class Explorer:
         """Every output on the grid of the controls it depends on, plus the figure and bindings, as JSON data.
 
         Live-only controls are held at their defaults and left out of the payload, and out of every output's
-        dependencies. Output ``o`` with (static) dependencies (c_1, ..., c_k) is stored as a block of floats: the
-        entry for option indices (i_1, ..., i_k) starts at offset + size * (((i_1 * n_2 + i_2) * n_3 + ...) + i_k).
+        dependencies. ``axes`` holds the plans by which the page script sets the value axes' ranges (``axis_plan``,
+        ``held_ranges``), and ``ranges`` the ranges by ``scale_by`` (``_range_table``), if it is set.
+
+        Output ``o`` with (static) dependencies (c_1, ..., c_k) is stored as a block of floats: the entry for
+        option indices (i_1, ..., i_k) starts at offset + size * (((i_1 * n_2 + i_2) * n_3 + ...) + i_k).
         All blocks together are one little-endian float64 array, zlib-compressed and base64-encoded in ``data``.
         """
         blocks, meta, offset = [], {}, 0
@@ -247,6 +257,7 @@ class Explorer:
         data = np.concatenate(blocks).astype("<f8")  # little-endian float64, deflated (zlib) then base64
         return {
             "title": self.title,
+            "ranges": None if self.scale_by is None else self._range_table(static_deps, values),
             "controls": [
                 {"name": c.name, "label": c.label, "kind": c.kind, "labels": list(c.labels), "default": c.default}
                 for c in self.static_controls
@@ -260,6 +271,7 @@ class Explorer:
                 for a in self.actions
             ],
             "figure": self._figure_without_bound_values(),
+            "axes": self.axis_plan(),
         }
 
     def _figure_without_bound_values(self) -> dict:
@@ -279,6 +291,77 @@ class Explorer:
             node.pop(last, None)
         return fig
 
+    def axis_plan(self) -> dict[str, dict]:
+        """How each value axis gets its range from the bound outputs: {layout axis key: plan}.
+
+        A plan names the bindings (indices into ``traces``) whose values the axis draws (``values``: x or y) and
+        whose values widen it (``errors``: error bar lengths), the extremes of the unbound trace values on it
+        (``fixed``: [low, high] or None), whether bars grow from 0 along it (``bars``) and whether it is ``log``.
+        Axes that draw no bound value, or whose figure fixes the range, have no plan. The page script applies the
+        same plans (``book/_static/toy/toy-explorer.js``).
+        """
+        layout = self.figure.layout
+        binding = {(i, attr): k for k, (i, attr, _names) in enumerate(self.traces)}
+        plans: dict[str, dict] = {}
+        for i, trace in enumerate(self.figure.data):
+            for letter in "xy":
+                key = letter + "axis" + (getattr(trace, letter + "axis", None) or letter)[1:]
+                if key not in layout or layout[key].range is not None or layout[key].type in ("category", "date"):
+                    continue
+                plan = plans.setdefault(key, {"values": [], "errors": [], "fixed": None, "bars": False,
+                                              "log": layout[key].type == "log"})
+                if (i, letter) in binding:
+                    plan["values"].append(binding[(i, letter)])
+                elif trace[letter] is not None:
+                    nums = [float(v) for v in np.ravel(np.asarray(trace[letter], dtype=object))
+                            if isinstance(v, (int, float, np.number))]
+                    if nums:
+                        low, high = plan["fixed"] or (min(nums), max(nums))
+                        plan["fixed"] = [min(low, *nums), max(high, *nums)]
+                if (i, f"error_{letter}.array") in binding:
+                    plan["errors"].append(binding[(i, f"error_{letter}.array")])
+                if trace.type == "bar" and letter == ("x" if trace.orientation == "h" else "y"):
+                    plan["bars"] = not plan["log"]
+        return {key: plan for key, plan in plans.items() if plan["values"]}
+
+    def value_ranges(self, outs: dict[str, np.ndarray]) -> dict[str, list[float]]:
+        """The range each planned axis needs to show ``outs`` (one state's outputs): {axis key: [low, high]}, in
+        log10 units on a log axis. Like plotly's autorange: the values, ± the longest error bar (only + on a log
+        axis, which may cut an error bar's foot), 0 for bars, and 5% of the span as padding on each side (none
+        beyond a bar's 0); None for a log axis with no positive value."""
+        extremes = []
+        for _i, _attr, names in self.traces:
+            a = np.concatenate([outs[n] for n in names])
+            extremes.append((float(a.min()), float(a.max())))
+        return {key: _needed_range(plan, extremes) for key, plan in self.axis_plan().items()}
+
+    def _range_table(self, static_deps: dict[str, tuple], values: dict[str, list]) -> dict:
+        """The value axes' ranges for each combination of the ``scale_by`` controls' options (row-major): each
+        range holds every state on the grid that shares those options. ``values[o]`` lists output o over the grid of
+        its static dependencies ``static_deps[o]``, in ``itertools.product`` order."""
+        by = list(self.scale_by)
+        sizes = {name: len(self._control[name].values) for name in by}
+        extremes: dict[str, dict[tuple, tuple[float, float]]] = {}  # output -> its scale options -> (min, max)
+        for name, deps in static_deps.items():
+            table: dict[tuple, tuple[float, float]] = {}
+            for combo, v in zip(itertools.product(*(range(len(self._control[d].values)) for d in deps)),
+                                values[name], strict=True):
+                key = tuple(i for d, i in zip(deps, combo, strict=True) if d in by)
+                low, high = table.get(key, (np.inf, -np.inf))
+                table[key] = (min(low, float(v.min())), max(high, float(v.max())))
+            extremes[name] = table
+        plans = self.axis_plan()
+        rows = []
+        for combo in itertools.product(*(range(sizes[name]) for name in by)):
+            at = dict(zip(by, combo, strict=True))
+            per_binding = []
+            for _i, _attr, names in self.traces:
+                lows, highs = zip(*(extremes[n][tuple(at[d] for d in static_deps[n] if d in by)] for n in names),
+                                  strict=True)
+                per_binding.append((min(lows), max(highs)))
+            rows.append({key: _needed_range(plan, per_binding) for key, plan in plans.items()})
+        return {"by": by, "table": rows}
+
     def static_html(self) -> str:
         """The static view: controls, an empty figure div and the payload; the page script brings it alive."""
         payload = json.dumps(self.static_payload(), separators=(",", ":")).replace("</", "<\\/")
@@ -296,6 +379,42 @@ class Explorer:
         if os.environ.get(VIEW_ENV, "live") == "static":
             return {"text/html": self.static_html(), "text/plain": f"<explorer: {self.title}>"}
         return self.live().widget._repr_mimebundle_(include=include, exclude=exclude)
+
+
+def _needed_range(plan: dict, extremes: list[tuple[float, float]]) -> list[float] | None:
+    """One axis's range for the bindings' (min, max) ``extremes`` (see ``Explorer.value_ranges``)."""
+    low, high = plan["fixed"] or (np.inf, -np.inf)
+    for k in plan["values"]:
+        low, high = min(low, extremes[k][0]), max(high, extremes[k][1])
+    longest = max((extremes[k][1] for k in plan["errors"]), default=0.0)
+    low, high = (low if plan["log"] else low - longest), high + longest  # a log axis may cut an error bar's foot
+    if plan["bars"]:
+        low, high = min(low, 0.0), max(high, 0.0)
+    if plan["log"]:
+        if high <= 0:
+            return None
+        low, high = np.log10(max(low, high * 1e-12)), np.log10(high)
+    pad = 0.05 * (high - low) if high > low else 0.05 * max(abs(high), 1.0)
+    return [float(low if plan["bars"] and low == 0 else low - pad),
+            float(high if plan["bars"] and high == 0 else high + pad)]
+
+
+HOLD_FILL = 0.5  # an axis keeps its range while the values need at least this fraction of it
+
+
+def held_ranges(shown: dict[str, list[float]], needed: dict[str, list[float] | None]) -> dict[str, list[float]]:
+    """The ranges to draw: an axis keeps the range it shows while the range it needs fits inside and fills at
+    least ``HOLD_FILL`` of it; otherwise it takes the needed range. Held axes let a reader compare neighbouring
+    settings on one scale, and a redraw that changes only data redraws within a frame (no relayout)."""
+    out = {}
+    for key, want in needed.items():
+        have = shown.get(key)
+        if want is None:
+            continue
+        keep = have is not None and have[0] <= want[0] and want[1] <= have[1] and (
+            want[1] - want[0] >= HOLD_FILL * (have[1] - have[0]))
+        out[key] = list(have) if keep else want
+    return out
 
 
 TABLE_LABEL = "Numbers behind the figure"
@@ -340,7 +459,11 @@ def tables_html(tables: list[dict]) -> str:
 
 
 class LiveView:
-    """The live view of an explorer: ``widget`` (to display), ``controls`` (name → ipywidget), ``figure``."""
+    """The live view of an explorer: ``widget`` (to display), ``controls`` (name → ipywidget), ``figure``.
+
+    Its value axes hold their range while the values fit (``held_ranges``), for every explorer: the live view's
+    continuous controls have no grid to take a ``scale_by`` range over.
+    """
 
     def __init__(self, explorer: Explorer):
         import ipywidgets as W
@@ -349,6 +472,7 @@ class LiveView:
         self.figure = go.FigureWidget(explorer.figure)
         self.controls = {}
         self._holding = False
+        self.ranges: dict[str, list[float]] = {}  # the value axes' ranges shown (``held_ranges``)
         self._action_step = {a.label: 0 for a in explorer.actions}
         for c in explorer.controls:
             options = [(label, i) for i, label in enumerate(c.labels)]
@@ -401,8 +525,11 @@ class LiveView:
         """Recompute the outputs for the current controls and update the figure in one batch."""
         state = self.state()
         outs = self.explorer.evaluate(state)
+        self.ranges = held_ranges(self.ranges, self.explorer.value_ranges(outs))
         with self.figure.batch_update():
             self.explorer._fill(self.figure, outs, state)
+            for key, span in self.ranges.items():
+                self.figure.layout[key].range = span
         if self.table_toggle.value:
             self.table.value = tables_html(figure_tables(self.figure))
 

@@ -256,8 +256,38 @@ def read_explorer(page, eid: str, redraws: int = 0) -> dict:
             layout: api.spec.layout.map(([path]) => path === 'title.text' ? api.text(path) : get(gd.layout, path)),
             titleShown: (document.getElementById(id + '-title') || {}).textContent,
             drawnBars: gd.querySelectorAll('.bars .point path').length,
+            // the value axes: the ranges the page script chose and the ones plotly draws
+            ranges: api.ranges(),
+            drawnRanges: Object.fromEntries(Object.keys(api.spec.axes).map(k => [k, (gd._fullLayout[k] || {}).range])),
         };
     }""", [eid, redraws])
+
+
+DRAWN_AS_NEW_JS = """async id => {
+    // The figure as the page script's redraws left it, against the same data and layout drawn afresh by
+    // Plotly.newPlot: the numbers in every trace's drawn SVG (paths, point positions), to 0.01 px.
+    const gd = window.toyExplorers[id].figure;
+    const fresh = document.createElement('div');
+    fresh.style.cssText = `position: absolute; left: -10000px; top: 0; width: ${gd.getBoundingClientRect().width}px`;
+    document.body.appendChild(fresh);
+    try {
+        await Plotly.newPlot(fresh, JSON.parse(JSON.stringify(gd.data)), JSON.parse(JSON.stringify(gd.layout)));
+        const drawn = g => [...g.querySelectorAll('.cartesianlayer .trace path, .cartesianlayer .trace .point')]
+            .map(p => (p.getAttribute('d') || '') + ' ' + (p.getAttribute('transform') || ''))
+            .join(' ').match(/-?\\d+(\\.\\d+)?(e-?\\d+)?/g) || [];
+        const [a, b] = [drawn(gd), drawn(fresh)].map(x => x.map(Number));
+        const worst = a.length === b.length ? Math.max(0, ...a.map((v, i) => Math.abs(v - b[i]))) : Infinity;
+        return {numbers: a.length, fresh: b.length, worst};
+    } finally {
+        Plotly.purge(fresh);
+        fresh.remove();
+    }
+}"""
+
+
+def drawn_as_new(page, eid: str) -> dict:
+    """How far the drawn traces are from a fresh drawing of the same figure (see ``DRAWN_AS_NEW_JS``)."""
+    return page.evaluate(DRAWN_AS_NEW_JS, eid)
 
 
 def unwrap(text: str) -> str:

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import toy
+from toy import explorer as explorer_module
 
 pytestmark = pytest.mark.slow
 
@@ -57,6 +58,7 @@ class Driver:
         self.indices = {c.name: c.default for c in self.explorer.static_controls}
         self.redraws = first["redraws"]
         self.checked = 0
+        self.scales: dict[tuple, dict] = {}  # scale_by options -> the ranges shown there
         self.action_steps = {a.label: 0 for a in self.explorer.actions}
 
     def selector(self, control) -> str:
@@ -127,6 +129,7 @@ class Driver:
         assert [bt.unwrap(t) for t in got["layout"]] == layout, f"{where}: {got['layout']} != {layout}"
         if any(t.type == "bar" for t in ex.figure.data):
             assert got["drawnBars"] > 0, f"{where}: no bars drawn"
+        self.check_ranges(where, got)
         if self.match.name == "credit_assignment":
             values = {c.name: c.values[self.indices[c.name]] for c in ex.static_controls}
             direct = figure_4_1_from_toy(self.match.kwargs, values)
@@ -135,6 +138,33 @@ class Driver:
             for i, want in direct.items():
                 assert np.max(np.abs(by_trace[i] - want)) <= TOL, f"{where}: Figure 4.1 trace {i} differs from toy"
         self.checked += 1
+
+    def check_ranges(self, where: str, got: dict) -> None:
+        """The value axes' ranges: plotly draws the ones the page chose; they hold every value toy gives here; and
+        they follow toy's rule: one range per option of the ``scale_by`` controls, or else the range these values
+        need (``value_ranges``), kept while that fits inside and fills at least half of it (``held_ranges``)."""
+        ex = self.explorer
+        values = {c.name: c.values[self.indices[c.name]] for c in ex.static_controls}
+        needed = ex.value_ranges(ex.evaluate(ex.state(**values)))
+        assert set(got["ranges"]) == {k for k, r in needed.items() if r is not None}, f"{where}: {got['ranges']}"
+        for key, shown in got["ranges"].items():
+            assert np.allclose(got["drawnRanges"][key], shown, rtol=0, atol=1e-12), f"{where}: {key} drawn on " \
+                f"{got['drawnRanges'][key]}, chosen {shown}"
+            low, high = needed[key]
+            assert shown[0] <= low + 1e-12 and high <= shown[1] + 1e-12, f"{where}: {key} {shown} cuts {needed[key]}"
+            if ex.scale_by is None:
+                assert shown == needed[key] or high - low >= explorer_module.HOLD_FILL * (shown[1] - shown[0]), \
+                    f"{where}: {key} holds {shown}, where the values fill too little of it ({needed[key]})"
+        if ex.scale_by is not None:
+            scale = tuple(self.indices[name] for name in ex.scale_by)
+            assert self.scales.setdefault(scale, got["ranges"]) == got["ranges"], \
+                f"{where}: ranges {got['ranges']} differ from {self.scales[scale]} at the same {ex.scale_by}"
+
+    def check_drawing(self, move: str) -> None:
+        """What the redraws drew (data-only redraws by plotly's transition path) equals a fresh drawing."""
+        report = self.bt.drawn_as_new(self.page, self.eid)
+        assert report["numbers"] == report["fresh"] > 0 and report["worst"] <= 0.01, \
+            f"{self.doc} {self.spec['title']!r} after {move}: the drawn traces differ from a fresh drawing: {report}"
 
     def sweep(self) -> int:
         """Every control through its options (extremes included), cumulatively; then each back to its first
@@ -147,6 +177,7 @@ class Driver:
                 else:
                     self.choose(c, i)
                 self.check(f"{c.name} -> option {i}")
+            self.check_drawing(f"sweeping {c.name}")
         for c in self.explorer.static_controls:
             (self.drag_to if c.kind == "slider" else self.choose)(c, 0)
             self.check(f"{c.name} -> first option")

@@ -42,15 +42,27 @@
     if (!memo[key] || memo[key].shown !== current) memo[key] = { given: current, shown: current };
     return memo[key];
   }
+  // What the last fit showed, put into a layout about to be drawn (where it still holds what the figure gave), so
+  // that redrawing an explorer does not undo the fit and fit again (a second relayout).
+  function applyFit(gd, traces, layout) {
+    Object.entries(gd._toyFit || {}).forEach(([path, t]) => {
+      const m = /^name(\d+)$/.exec(path);
+      const [obj, at] = m ? [traces[Number(m[1])], "name"] : [layout, path];
+      const now = obj && getPath(obj, at);
+      if (obj && (now === t.given || now === undefined)) setPath(obj, at, t.shown);
+    });
+  }
   const LINE = 1.3;  // line height, in font sizes
   const NARROW = 600;  // figures narrower than this (pixels) also get their tick labels checked
   function fitTexts(gd) {
     const fl = gd._fullLayout;
     if (!fl || !fl.width || gd._toyFitting) return Promise.resolve();
     const W = fl.width;
-    // The plot area as drawn (plotly's automargin may have widened the margins for wrapped axis titles).
-    const plotL = fl._size ? fl._size.l : fl.margin.l;
-    const plotW = fl._size ? fl._size.w : W - fl.margin.l - fl.margin.r;
+    // The plot area as the figure gives it (before plotly's automargin makes room for tick labels, which change
+    // with the data): a fit then depends on the width only, and refitting what it showed changes nothing.
+    const plotL = fl.margin.l;
+    const plotW = W - fl.margin.l - fl.margin.r;
+    const plotH = given(gd, "height", fl.height).given - given(gd, "margin.t", fl.margin.t).given - fl.margin.b;
     const updates = {};
     // Panels stacked one above another: text lines added by wrapping inside the gap between two panels (a lower
     // panel's subplot title, an upper panel's x-axis title) are paid for by a taller figure, so nothing overlaps.
@@ -68,7 +80,7 @@
     let topBlock = 0;
     (fl.annotations || []).forEach((a, i) => {
       if (a.xref !== "paper" || a.showarrow || !a.text) return;
-      const t = given(gd, "annotation" + i, a.text);
+      const t = given(gd, "annotations[" + i + "].text", a.text);
       t.shown = wrapText(t.given, a.font, room(plotL + a.x * plotW, autoAnchor(a.xanchor, a.x), W));
       if (t.shown !== a.text) updates["annotations[" + i + "].text"] = t.shown;
       const lines = t.shown.split("<br>").length;
@@ -81,8 +93,8 @@
     let titleTop = null;  // when the title takes several lines: its offset from the top, in pixels
     let marginGrowth = 0;
     if (hasTitle && title.text) {
-      const t = given(gd, "title", title.text);
-      const top = given(gd, "top", fl.margin.t);
+      const t = given(gd, "title.text", title.text);
+      const top = given(gd, "margin.t", fl.margin.t);
       const anchor = given(gd, "title.yanchor", title.yanchor);
       const x = title.xref === "paper" ? plotL + title.x * plotW : title.x * W;
       t.shown = wrapText(t.given, title.font, room(x, autoAnchor(title.xanchor, title.x), W));
@@ -101,7 +113,7 @@
       if (top.shown !== fl.margin.t) updates["margin.t"] = top.shown;
       if (anchor.shown !== title.yanchor) updates["title.yanchor"] = anchor.shown;
     } else if (topBlock) {  // no SVG title (an explorer's is HTML above the plot): room for the top subplot titles
-      const top = given(gd, "top", fl.margin.t);
+      const top = given(gd, "margin.t", fl.margin.t);
       top.shown = Math.max(top.given, topBlock + 8);
       marginGrowth = top.shown - top.given;
       if (top.shown !== fl.margin.t) updates["margin.t"] = top.shown;
@@ -111,13 +123,14 @@
       const name = letter + id.slice(1);
       const ax = fl[name];
       const own = gd.layout[name] && gd.layout[name].title;
-      if (!ax || !ax.title || !ax.title.text || !own || !ax._length) return;
-      const t = given(gd, name + ".title", ax.title.text);
-      t.shown = wrapText(t.given, ax.title.font, 0.94 * ax._length - 8);
-      if (t.shown !== ax.title.text) {
-        updates[name + ".title.text"] = t.shown;
-        if (t.shown.includes("<br>")) updates[name + ".automargin"] = true;
-      }
+      if (!ax || !ax.title || !ax.title.text || !own) return;
+      const t = given(gd, name + ".title.text", ax.title.text);
+      const length = (letter === "xaxis" ? plotW : plotH) * (ax.domain[1] - ax.domain[0]);
+      t.shown = wrapText(t.given, ax.title.font, 0.94 * length - 8);
+      if (t.shown !== ax.title.text) updates[name + ".title.text"] = t.shown;
+      const margin = given(gd, name + ".automargin", ax.automargin);
+      margin.shown = t.shown.includes("<br>") || margin.given;
+      if (margin.shown !== ax.automargin) updates[name + ".automargin"] = margin.shown;
       const anchorAxis = letter === "xaxis" && ax.anchor && fl["yaxis" + ax.anchor.slice(1)];
       if (anchorAxis && anchorAxis.domain[0] > 0.01) {  // an inner x axis: its title sits in the gap below
         let below = null;
@@ -153,7 +166,9 @@
     if (cut) {
       ["xaxis", "yaxis"].forEach((letter) => (fl._subplots[letter] || []).forEach((id) => {
         const name = letter + id.slice(1);
-        if (fl[name] && fl[name].automargin !== true) updates[name + ".automargin"] = true;
+        if (!fl[name] || fl[name].automargin === true) return;
+        given(gd, name + ".automargin", fl[name].automargin).shown = true;
+        updates[name + ".automargin"] = true;
       }));
     }
     // Legend entries wider than the figure (with room for the symbol): wrap the series' names.
@@ -309,8 +324,11 @@
     return new Float64Array(await new Response(stream).arrayBuffer());
   }
 
+  function getPath(obj, path) {
+    return path.split(/[.[\]]+/).filter(Boolean).reduce((o, k) => (o == null ? undefined : o[k]), obj);
+  }
   function setPath(obj, path, value) {
-    const keys = path.split(".");
+    const keys = path.split(/[.[\]]+/).filter(Boolean);
     let o = obj;
     for (let i = 0; i < keys.length - 1; i++) o = o[keys[i]] = o[keys[i]] || {};
     o[keys[keys.length - 1]] = value;
@@ -357,23 +375,65 @@
       });
     }
 
+    // The value axes' ranges, as toy.explorer does it (axis_plan, value_ranges, held_ranges): the range the values
+    // need (values, ± the longest error bar, 0 for bars, 5% padding; log10 units on a log axis), held while the
+    // needed range fits inside the shown one and fills at least half of it; or, for an explorer with scale_by, the
+    // range precomputed for the scale controls' options.
+    let shownRanges = {};
+    function neededRange(plan, ext) {
+      let [low, high] = plan.fixed || [Infinity, -Infinity];
+      plan.values.forEach((k) => { low = Math.min(low, ext[k][0]); high = Math.max(high, ext[k][1]); });
+      const longest = plan.errors.reduce((m, k) => Math.max(m, ext[k][1]), 0);
+      if (!plan.log) low -= longest;  // a log axis may cut an error bar's foot
+      high += longest;
+      if (plan.bars) { low = Math.min(low, 0); high = Math.max(high, 0); }
+      if (plan.log) {
+        if (high <= 0) return null;
+        [low, high] = [Math.log10(Math.max(low, high * 1e-12)), Math.log10(high)];
+      }
+      const pad = high > low ? 0.05 * (high - low) : 0.05 * Math.max(Math.abs(high), 1);
+      return [plan.bars && low === 0 ? low : low - pad, plan.bars && high === 0 ? high : high + pad];
+    }
+    function holdRanges(ext) {
+      if (spec.ranges) {  // one range for every setting that shares the scale controls' options (toy's scale_by)
+        let index = 0;
+        spec.ranges.by.forEach((d) => { index = index * byName[d].labels.length + state[d]; });
+        shownRanges = {};
+        Object.entries(spec.ranges.table[index]).forEach(([key, r]) => { if (r) shownRanges[key] = r; });
+        return shownRanges;
+      }
+      const held = {};
+      Object.entries(spec.axes).forEach(([key, plan]) => {
+        const want = neededRange(plan, ext);
+        const have = shownRanges[key];
+        if (want === null) return;
+        const keep = have && have[0] <= want[0] && want[1] <= have[1] && want[1] - want[0] >= 0.5 * (have[1] - have[0]);
+        held[key] = keep ? have : want;
+      });
+      return (shownRanges = held);
+    }
+
     function figureData() {
       const traces = spec.figure.data.map((t) => Object.assign({}, t));
-      spec.traces.forEach(([i, attr, names]) => {
+      const updates = spec.figure.data.map(() => ({}));  // per trace: only its bound attributes
+      const ext = spec.traces.map(([i, attr, names]) => {
         const parts = names.map(output);
         const total = parts.reduce((s, p) => s + p.length, 0);
         const arr = new Array(total);
         let k = 0;
         parts.forEach((p) => { for (let j = 0; j < p.length; j++) arr[k++] = p[j]; });
         setPath(traces[i], attr, arr);
+        setPath(updates[i], attr, arr);
+        return [Math.min(...arr), Math.max(...arr)];
       });
       const layout = JSON.parse(JSON.stringify(spec.figure.layout));
       texts[TITLE] = givenTitle.text || "";
       spec.layout.forEach(([path, template]) => { texts[path] = render(template); });
       Object.entries(texts).forEach(([path, text]) => { if (path !== TITLE) setPath(layout, path, text); });
       layout.title = Object.assign({}, givenTitle, { text: "" });
-      layout.margin = Object.assign({}, layout.margin, { t: marginTop });
-      return themed(traces, layout);
+      layout.margin = Object.assign({}, layout.margin, { t: marginTop }, margins);
+      applyFit(figDiv, traces, layout);
+      return Object.assign(themed(traces, layout), { updates, ext });
     }
 
     // The numbers behind the figure, as tables in a <details> under it (built only while it is open); the same
@@ -411,15 +471,64 @@
 
     let lastRedrawMs = 0;
     let redraws = 0;
+    let drawnLayout = null;  // the layout last given to plotly (JSON): a redraw that keeps it changes data only
+    let dataOnly = 0;  // redraws that kept the layout (but for the value axes' ranges)
+    // Side and bottom margins only grow: the widest the figure has needed (plotly's automargin, for tick labels
+    // and wrapped axis titles) is kept, so a new axis range with other tick labels does not make plotly draw twice.
+    const margins = {};
+    function keepMargins() {
+      const size = figDiv._fullLayout && figDiv._fullLayout._size;
+      if (size) ["l", "r", "b"].forEach((k) => { margins[k] = Math.max(margins[k] || 0, Math.ceil(size[k])); });
+    }
+    // Redraws run one at a time (a transition must not interrupt another); the requests that arrive during one are
+    // answered together by the next, which draws the state as it is then.
+    let drawing = null;
+    let asked = 0;
     function redraw() {
+      asked += 1;
+      if (!drawing) drawing = (async () => {
+        while (asked > 0) {
+          const n = asked;
+          asked = 0;
+          await draw();
+          redraws += n;
+        }
+        drawing = null;
+      })();
+      return drawing;
+    }
+    function draw() {
       const t0 = performance.now();
-      const { traces, layout } = figureData();
+      const { traces, layout, updates, ext } = figureData();
       const title = texts[TITLE].replace(/<br\s*\/?>/g, "\n").replace(/<[^>]*>/g, "");
       if (titleDiv.textContent !== title) titleDiv.textContent = title;
-      const done = Plotly.react(figDiv, traces, layout, { responsive: true, displaylogo: false });
-      return Promise.resolve(done)
-        .then(() => { fillTables(figDiv.data, figDiv.layout); return fitTexts(figDiv); })
-        .then(() => { lastRedrawMs = performance.now() - t0; redraws += 1; });
+      const key = JSON.stringify(layout);  // all but the value axes' ranges
+      const before = shownRanges;
+      const moved = {};
+      Object.entries(holdRanges(ext)).forEach(([axis, range]) => {
+        layout[axis] = Object.assign({}, layout[axis], { range, autorange: false });
+        if (String(before[axis]) !== String(range)) moved[axis + ".range"] = range;
+      });
+      Object.keys(before).forEach((axis) => { if (!shownRanges[axis]) moved[axis + ".autorange"] = true; });
+      let done;
+      if (key === drawnLayout) {
+        // The same layout: new ranges (ticks only) now, then the traces' data by plotly's transition path, which
+        // draws in the next animation frame, before it is painted. No relayout of texts, nothing to fit.
+        dataOnly += 1;
+        const indices = updates.map((u, i) => (Object.keys(u).length ? i : -1)).filter((i) => i >= 0);
+        const data = () => Plotly.animate(figDiv, { data: indices.map((i) => updates[i]), traces: indices },
+          { transition: { duration: 0 }, frame: { duration: 0, redraw: false }, mode: "immediate" });
+        done = Object.keys(moved).length ? Promise.resolve(Plotly.relayout(figDiv, moved)).then(data) : data();
+      } else {
+        drawnLayout = key;
+        done = Promise.resolve(Plotly.react(figDiv, traces, layout, { responsive: true, displaylogo: false }))
+          .then(() => fitTexts(figDiv));
+      }
+      return Promise.resolve(done).then(() => {
+        keepMargins();
+        fillTables(figDiv.data, figDiv.layout);
+        lastRedrawMs = performance.now() - t0;
+      });
     }
 
     spec.controls.forEach((c, ci) => {
@@ -501,6 +610,8 @@
       lastRedrawMs: () => lastRedrawMs,
       text: (path) => texts[path],  // the text a layout binding shows (the title's is the HTML above the plot)
       redraws: () => redraws,  // completed redraws, so tests and benchmarks can wait for one
+      dataOnlyRedraws: () => dataOnly,  // of those, the ones that kept the layout (but for the axes' ranges)
+      ranges: () => shownRanges,  // the value axes' ranges shown (log10 units on a log axis)
       // Set controls by option index and redraw once: {temperature: 0, reward: 1}.
       set(indices) {
         Object.entries(indices).forEach(([name, i]) => setIndex(name, i));
