@@ -419,6 +419,20 @@ def held_ranges(shown: dict[str, list[float]], needed: dict[str, list[float] | N
 
 TABLE_LABEL = "Numbers behind the figure"
 
+# The live figure under JupyterLab's dark theme (body[data-jp-theme-light="false"], also after a switch while the
+# notebook is open): the theme's background behind the plot and its text colour on every figure text (titles, ticks,
+# legends, annotations, data labels), in CSS that
+# outranks the colours plotly writes on the SVG; the data keep their colours. In the light theme nothing changes.
+LIVE_THEME_CSS = """<style>
+body[data-jp-theme-light="false"] .toy-live .js-plotly-plot .main-svg:first-child {
+  background: var(--jp-layout-color0) !important; }
+body[data-jp-theme-light="false"] .toy-live .js-plotly-plot .bg { fill: var(--jp-layout-color0) !important; }
+body[data-jp-theme-light="false"] .toy-live .js-plotly-plot :is(.infolayer, [class$="tick"], .textpoint) text {
+  fill: var(--jp-ui-font-color0) !important; }
+body[data-jp-theme-light="false"] .toy-live .js-plotly-plot :is(.gridlayer, .zerolinelayer) path {
+  stroke: var(--jp-border-color1) !important; }
+</style>"""
+
 
 def figure_tables(fig) -> list[dict]:
     """The numbers a figure draws, as tables: one per group of traces that share their categories (x, or y for
@@ -507,8 +521,9 @@ class LiveView:
         self.table_toggle = W.ToggleButton(value=False, description=TABLE_LABEL, icon="table", tooltip=TABLE_LABEL)
         self.table = W.HTML(layout=W.Layout(display="none", overflow="auto"))
         self.table_toggle.observe(self._show_table, names="value")
-        self.widget = W.VBox([W.Box(list(self.controls.values()) + buttons, layout=box), self.figure,
-                              self.table_toggle, self.table])
+        self.widget = W.VBox([W.HTML(LIVE_THEME_CSS), W.Box(list(self.controls.values()) + buttons, layout=box),
+                              self.figure, self.table_toggle, self.table])
+        self.widget.add_class("toy-live")
         self.redraw()
 
     def _show_table(self, _change=None) -> None:

@@ -33,7 +33,9 @@ CONTRAST_JS = r"""selector => {
                        fg: getComputedStyle(el).color, bg: bg.join(',')});
         });
         box.querySelectorAll('.js-plotly-plot').forEach(gd => {
-            let paper = color(gd._fullLayout.paper_bgcolor);
+            // the figure's background as shown (a page's CSS may recolour plotly's paper colour), else plotly's
+            let paper = parse(getComputedStyle(gd.querySelector('.main-svg')).backgroundColor);
+            if (!paper || paper[3] < 0.5) paper = color(gd._fullLayout.paper_bgcolor);
             if (!paper || paper[3] < 0.5) paper = behind(gd);
             gd.querySelectorAll('svg text').forEach(t => {
                 const text = t.textContent.trim();

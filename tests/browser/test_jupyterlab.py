@@ -15,10 +15,21 @@ import shutil
 import numpy as np
 import pytest
 
+from .contrast import CONTRAST_JS
+
 pytestmark = pytest.mark.slow
 
 NOTEBOOK = "chapters/04-the-llm-as-a-policy/4.1-formal-mapping.ipynb"
 SLIDER = "Temperature τ"
+
+
+DARK_FIGURE_JS = """label => {
+    // The live figure's background as shown, and how many of plotly's SVG layers over the first one have a
+    // background of their own (which would hide the traces drawn below them).
+    const e = (LIVE_EXPLORER)(label);
+    const [first, ...over] = [...e.gd.querySelectorAll('.main-svg')].map(s => getComputedStyle(s).backgroundColor);
+    return [first, over.filter(c => c !== 'rgba(0, 0, 0, 0)' && c !== 'transparent').length];
+}"""
 
 
 def explorer_control(name):
@@ -50,10 +61,29 @@ def test_figure_4_1_is_live_in_jupyterlab(bt, browser, tmp_path):
                 arg=[SLIDER, start["readout"]], timeout=20_000)
             page.locator(".jp-OutputArea-output .widget-vbox").first.screenshot(
                 path=str(bt.ARTIFACTS / "jupyterlab-figure-4-1.png"))
+            light = page.evaluate(CONTRAST_JS, ".toy-live")
+            # JupyterLab's dark theme, switched to while the notebook is open, as a reader does in its menu
+            page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme',"
+                          " {theme: 'JupyterLab Dark'})")
+            page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=20_000)
+            page.wait_for_timeout(500)
+            dark = page.evaluate(CONTRAST_JS, ".toy-live")
+            dark_paper, covering = page.evaluate(DARK_FIGURE_JS.replace("LIVE_EXPLORER", bt.LIVE_EXPLORER_JS), SLIDER)
+            page.locator(".toy-live", has=page.locator(".js-plotly-plot .bars")).first.screenshot(
+                path=str(bt.ARTIFACTS / "jupyterlab-figure-4-1-dark.png"))
         finally:
             bt.close(page)
 
     assert static_views == 0, "JupyterLab must show the live widget, not the static view"
+    # Readable in both themes: every control and figure text at WCAG contrast 4.5:1 or more, on a dark figure in
+    # the dark theme (not a white card).
+    for theme, rows in (("light", light), ("dark", dark)):
+        assert sum(r["kind"] == "svg" for r in rows) > 10, (theme, rows)
+        low = [r for r in rows if r["ratio"] < 4.5]
+        assert not low, f"{theme} theme: texts below 4.5:1: {low}"
+    assert covering == 0, "a layer of the live figure hides its traces in the dark theme"
+    r, g, b = (int(float(v)) for v in dark_paper[dark_paper.index("(") + 1:].rstrip(")").split(",")[:3])
+    assert max(r, g, b) < 80, f"the live figure stays light in the dark theme: {dark_paper}"
     assert len(start["paths"]) == len(moved["paths"]) > 0
     assert moved["paths"] != start["paths"], "the bars did not change"
     step = explorer_control("temperature").step  # one key press moves log10(τ) by one step: off the static grid
