@@ -421,8 +421,8 @@ TABLE_LABEL = "Numbers behind the figure"
 
 # The live figure under JupyterLab's dark theme (body[data-jp-theme-light="false"], also after a switch while the
 # notebook is open): the theme's background behind the plot and its text colour on every figure text (titles, ticks,
-# legends, annotations, data labels), in CSS that
-# outranks the colours plotly writes on the SVG; the data keep their colours. In the light theme nothing changes.
+# legends, annotations, data labels), in CSS that outranks the colours plotly writes on the SVG; the data keep their
+# colours. In the light theme nothing changes.
 LIVE_THEME_CSS = """<style>
 body[data-jp-theme-light="false"] .toy-live .js-plotly-plot .main-svg:first-child {
   background: var(--jp-layout-color0) !important; }
