@@ -36,6 +36,7 @@ import re
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
@@ -419,19 +420,9 @@ def held_ranges(shown: dict[str, list[float]], needed: dict[str, list[float] | N
 
 TABLE_LABEL = "Numbers behind the figure"
 
-# The live figure under JupyterLab's dark theme (body[data-jp-theme-light="false"], also after a switch while the
-# notebook is open): the theme's background behind the plot and its text colour on every figure text (titles, ticks,
-# legends, annotations, data labels), in CSS that outranks the colours plotly writes on the SVG; the data keep their
-# colours. In the light theme nothing changes.
-LIVE_THEME_CSS = """<style>
-body[data-jp-theme-light="false"] .toy-live .js-plotly-plot .main-svg:first-child {
-  background: var(--jp-layout-color0) !important; }
-body[data-jp-theme-light="false"] .toy-live .js-plotly-plot .bg { fill: var(--jp-layout-color0) !important; }
-body[data-jp-theme-light="false"] .toy-live .js-plotly-plot :is(.infolayer, [class$="tick"], .textpoint) text {
-  fill: var(--jp-ui-font-color0) !important; }
-body[data-jp-theme-light="false"] .toy-live .js-plotly-plot :is(.gridlayer, .zerolinelayer) path {
-  stroke: var(--jp-border-color1) !important; }
-</style>"""
+FIGURE_THEME_CSS = Path(__file__).with_name("figure_theme.css")
+"""Plotly figures in a dark theme (the book's and JupyterLab's), as CSS: see the file. The live view puts it beside
+each live explorer; the book's extension adds it to every page."""
 
 
 def figure_tables(fig) -> list[dict]:
@@ -521,9 +512,10 @@ class LiveView:
         self.table_toggle = W.ToggleButton(value=False, description=TABLE_LABEL, icon="table", tooltip=TABLE_LABEL)
         self.table = W.HTML(layout=W.Layout(display="none", overflow="auto"))
         self.table_toggle.observe(self._show_table, names="value")
-        self.widget = W.VBox([W.HTML(LIVE_THEME_CSS), W.Box(list(self.controls.values()) + buttons, layout=box),
-                              self.figure, self.table_toggle, self.table])
-        self.widget.add_class("toy-live")
+        theme = W.HTML(f"<style>{FIGURE_THEME_CSS.read_text()}</style>")  # follows JupyterLab's dark theme
+        self.widget = W.VBox([theme, W.Box(list(self.controls.values()) + buttons, layout=box), self.figure,
+                              self.table_toggle, self.table])
+        self.widget.add_class("toy-live-explorer")
         self.redraw()
 
     def _show_table(self, _change=None) -> None:

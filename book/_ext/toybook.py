@@ -40,6 +40,8 @@ from docutils import nodes
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 
+from toy.explorer import FIGURE_THEME_CSS
+
 logger = logging.getLogger(__name__)
 
 MATHJAX_DIST = "sphinx-mathjax-offline"
@@ -72,11 +74,13 @@ def _mathjax_source() -> Path:
 
 
 def _vendor_static(app, config):
-    """Copy plotly.js and MathJax into a temporary static folder for this build (removed when it ends)."""
+    """Copy plotly.js, MathJax and toy's figure theme into a temporary static folder for this build (removed when it
+    ends)."""
     folder = Path(tempfile.mkdtemp(prefix="toybook-static-"))
     app._toybook_static = folder
     atexit.register(shutil.rmtree, folder, ignore_errors=True)  # also when a failed build skips build-finished
     shutil.copy(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", folder / "plotly.min.js")
+    shutil.copy(FIGURE_THEME_CSS, folder / "toy-figure-theme.css")  # one stylesheet with the live view's
     source, target = _mathjax_source(), folder / "mathjax"
     for part in MATHJAX_FILES:
         (target / part).parent.mkdir(parents=True, exist_ok=True)
@@ -338,6 +342,7 @@ def setup(app):
     app.add_js_file(PLOTLY_JS, priority=100)
     app.add_js_file(EXPLORER_JS, priority=900)
     app.add_css_file("toy/toy.css")
+    app.add_css_file("toy-figure-theme.css")
     app.add_config_value("toy_live_server", "http://127.0.0.1:8888", "html")
     app.connect("builder-inited", _add_live_script)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

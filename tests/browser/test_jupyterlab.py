@@ -61,15 +61,15 @@ def test_figure_4_1_is_live_in_jupyterlab(bt, browser, tmp_path):
                 arg=[SLIDER, start["readout"]], timeout=20_000)
             page.locator(".jp-OutputArea-output .widget-vbox").first.screenshot(
                 path=str(bt.ARTIFACTS / "jupyterlab-figure-4-1.png"))
-            light = page.evaluate(CONTRAST_JS, ".toy-live")
+            light = page.evaluate(CONTRAST_JS, ".toy-live-explorer")
             # JupyterLab's dark theme, switched to while the notebook is open, as a reader does in its menu
             page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme',"
                           " {theme: 'JupyterLab Dark'})")
             page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=20_000)
             page.wait_for_timeout(500)
-            dark = page.evaluate(CONTRAST_JS, ".toy-live")
+            dark = page.evaluate(CONTRAST_JS, ".toy-live-explorer")
             dark_paper, covering = page.evaluate(DARK_FIGURE_JS.replace("LIVE_EXPLORER", bt.LIVE_EXPLORER_JS), SLIDER)
-            page.locator(".toy-live", has=page.locator(".js-plotly-plot .bars")).first.screenshot(
+            page.locator(".toy-live-explorer", has=page.locator(".js-plotly-plot .bars")).first.screenshot(
                 path=str(bt.ARTIFACTS / "jupyterlab-figure-4-1-dark.png"))
         finally:
             bt.close(page)

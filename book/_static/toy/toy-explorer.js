@@ -217,7 +217,9 @@
     if (gd._toyResizing) { gd._toyResizeAgain = true; return; }
     gd._toyResizing = true;
     requestAnimationFrame(() => {
-      Promise.resolve(Plotly.Plots.resize(gd)).then(() => fitTexts(gd)).finally(() => {
+      // Plotly.Plots.resize never settles when another resize (plotly's own, on window resizes) supersedes it
+      const resized = Promise.race([Plotly.Plots.resize(gd), new Promise((r) => setTimeout(r, 1000))]);
+      resized.then(() => fitTexts(gd)).finally(() => {
         gd._toyResizing = false;
         if (gd._toyResizeAgain) { gd._toyResizeAgain = false; follow(gd); }
       });
@@ -230,47 +232,6 @@
     gd._toyWatched = true;
     gd.on("plotly_relayout", () => { if (!gd._toyFitting) fitTexts(gd); });
     if (resizer) resizer.observe(gd);
-  }
-
-  // -- The reader's colour mode: in the theme's dark mode (html[data-theme="dark"], also after a switch while
-  // reading) figures take the page's background and text colours; their data colours stay, except near-black ones.
-  function dark() { return document.documentElement.dataset.theme === "dark"; }
-  function themeColor(name, fallback) {
-    return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
-  }
-  function blackish(c) {  // "#222", "#444444", "black": a grey too dark to see on a dark page
-    const m = /^#([0-9a-f]{3}|[0-9a-f]{6})$/i.exec(c || "");
-    if (!m) return c === "black";
-    const h = m[1].length === 3 ? m[1].replace(/./g, "$&$&") : m[1];
-    const [r, g, b] = [0, 2, 4].map((i) => parseInt(h.slice(i, i + 2), 16));
-    return Math.max(r, g, b) - Math.min(r, g, b) < 24 && Math.max(r, g, b) < 110;
-  }
-  function themed(traces, layout) {  // mutates and returns copies made by the caller
-    if (!dark()) return { traces, layout };
-    const text = themeColor("--pst-color-text-base", "#ced6dd");
-    const bg = themeColor("--pst-color-background", "#14181e");
-    const recolor = (o, key) => { if (o && blackish(o[key])) o[key] = text; };
-    traces.forEach((t) => {
-      recolor(t.marker, "color"); recolor(t.line, "color"); recolor(t.marker && t.marker.line, "color");
-      recolor(t.textfont, "color");
-    });
-    Object.assign(layout, { paper_bgcolor: bg, plot_bgcolor: bg, font: Object.assign({}, layout.font, { color: text }) });
-    if (layout.title && layout.title.font) layout.title.font = Object.assign({}, layout.title.font, { color: text });
-    layout.legend = Object.assign({}, layout.legend, { bgcolor: "rgba(0,0,0,0)" });
-    if (layout.legend.font) layout.legend.font = Object.assign({}, layout.legend.font, { color: text });
-    ["xaxis", "yaxis", ...Object.keys(layout).filter((k) => /^[xy]axis\d+$/.test(k))].forEach((k) => {
-      layout[k] = Object.assign({}, layout[k], { gridcolor: "#343b45", linecolor: "#5b6470", zerolinecolor: "#7d8793" });
-      if (layout[k].title && layout[k].title.font) layout[k].title.font.color = text;
-    });
-    (layout.annotations || []).forEach((an) => { if (an.font) an.font.color = text; });
-    return { traces, layout };
-  }
-  // Plain figures (plotly's own output) keep their original data and layout, to be re-themed from.
-  function rethemePlain(gd) {
-    const orig = gd._toyOriginal || (gd._toyOriginal = JSON.stringify({ traces: gd.data, layout: gd.layout }));
-    const { traces, layout } = themed(...Object.values(JSON.parse(orig)));
-    delete gd._toyFit;
-    return Promise.resolve(Plotly.react(gd, traces, layout)).then(() => { unfix(gd); return fitTexts(gd); });
   }
 
   // -- Numbers in titles written exactly as Python writes them ("{x:.3f}", "{x:g}"): Python rounds the exact
@@ -433,7 +394,7 @@
       layout.title = Object.assign({}, givenTitle, { text: "" });
       layout.margin = Object.assign({}, layout.margin, { t: marginTop }, margins);
       applyFit(figDiv, traces, layout);
-      return Object.assign(themed(traces, layout), { updates, ext });
+      return { traces, layout, updates, ext };
     }
 
     // The numbers behind the figure, as tables in a <details> under it (built only while it is open); the same
@@ -487,13 +448,17 @@
     function redraw() {
       asked += 1;
       if (!drawing) drawing = (async () => {
-        while (asked > 0) {
-          const n = asked;
-          asked = 0;
-          await draw();
-          redraws += n;
+        try {
+          while (asked > 0) {
+            const n = asked;
+            asked = 0;
+            // a transition cut short (plotly rejects it when the figure is relayout meanwhile): draw in full
+            await draw().catch(() => { drawnLayout = null; return draw(); });
+            redraws += n;
+          }
+        } finally {
+          drawing = null;
         }
-        drawing = null;
       })();
       return drawing;
     }
@@ -521,7 +486,7 @@
         done = Object.keys(moved).length ? Promise.resolve(Plotly.relayout(figDiv, moved)).then(data) : data();
       } else {
         drawnLayout = key;
-        done = Promise.resolve(Plotly.react(figDiv, traces, layout, { responsive: true, displaylogo: false }))
+        done = Promise.resolve(Plotly.react(figDiv, traces, layout, { displaylogo: false }))
           .then(() => fitTexts(figDiv));
       }
       return Promise.resolve(done).then(() => {
@@ -643,8 +608,7 @@
     const plain = [...document.querySelectorAll(".js-plotly-plot")].filter((gd) => !gd.closest(".toy-explorer"));
     plain.forEach((gd) => {
       watchTexts(gd);
-      if (dark()) rethemePlain(gd);
-      else if (!unfix(gd)) fitTexts(gd);
+      if (!unfix(gd)) fitTexts(gd);
     });
     // Explorers put into the page later (Live code re-runs a cell and shows its output in place) start too;
     // those whose element has left the page are forgotten.
@@ -662,11 +626,6 @@
         if (!document.getElementById(id)) delete window.toyExplorers[id];
       });
     }).observe(document.body, { childList: true, subtree: true });
-    // The page's light/dark switch: redraw every figure in the new mode.
-    new MutationObserver(() => {
-      Object.values(window.toyExplorers || {}).forEach((api) => api.redraw());
-      plain.forEach(rethemePlain);
-    }).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", initAll);
