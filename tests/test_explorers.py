@@ -91,7 +91,7 @@ def test_live_view_redraws_to_the_same_figure(explorer):
             for got_trace, want_trace in zip(live.figure.data, want.data, strict=True):
                 for attr in ("x", "y"):
                     np.testing.assert_array_equal(np.asarray(got_trace[attr]), np.asarray(want_trace[attr]))
-            assert live.figure.layout.title.text == want.layout.title.text
+            assert live.title_text == want.layout.title.text and live.title_text in live.title.value
 
 
 def test_live_controls_are_widgets_that_drive_the_figure(explorer):
@@ -157,13 +157,25 @@ def test_figure_4_1_sample_button_sets_responses_drawn_from_the_policy():
 
 
 def test_figure_4_1_live_redraw_is_batched():
-    """One control change sends one batch of updates to the front end, not one message per trace."""
+    """One control change sends one message to the front end, not one per trace: an update when the axes' ranges
+    move, else an animation of the traces' data only, which the browser draws without a relayout."""
     live = toy.explorers.credit_assignment().live()
     sent = []
-    for kind in ("restyle", "relayout", "update"):
-        setattr(live.figure, f"_send_{kind}_msg", lambda *a, kind=kind, **k: sent.append(kind))
+    for kind in ("restyle", "relayout", "update", "animate"):
+        setattr(live.figure, f"_send_{kind}_msg", lambda *a, kind=kind, **k: sent.append((kind, k)))
+    live.set(temperature=toy.explorers.TEMPERATURES[0])
+    assert [kind for kind, _ in sent] == ["update"]  # from τ = 1 to 0.1 the values shrink far below the range
     live.set(temperature=toy.explorers.TEMPERATURES[-1])
-    assert sent == ["update"]
+    before = dict(live.ranges)
+    sent.clear()
+    live.set(temperature=9.0)  # values that fit the range and fill most of it: the range holds
+    assert live.ranges == before
+    assert [kind for kind, _ in sent] == ["animate"]
+    msg = sent[0][1]  # the traces' data only, drawn by plotly's transition path without a redraw of the frame
+    assert msg["relayout_data"] == {} and msg["animation_opts"]["frame"]["redraw"] is False
+    assert sorted(msg["trace_indexes"]) == [0, 1, 2, 3]
+    by_trace = dict(zip(msg["trace_indexes"], msg["styles_data"], strict=True))
+    np.testing.assert_array_equal(by_trace[0]["y"], live.figure.data[0].y)
 
 
 def test_figure_4_1_live_view_off_the_grid_shows_toys_numbers():
@@ -193,7 +205,7 @@ def test_figure_4_1_live_view_off_the_grid_shows_toys_numbers():
         np.testing.assert_allclose(d[1].y, [toy.sequence_advantage(pi, reward, 2, y)] * 4, atol=1e-15)
         np.testing.assert_allclose(d[2].y, signal, atol=1e-15)
         np.testing.assert_allclose(d[3].y, noise, atol=1e-15)
-        assert f"V(x) = {toy.value(pi, reward, 2):.3f}" in live.figure.layout.title.text
+        assert f"V(x) = {toy.value(pi, reward, 2):.3f}" in live.title_text
     # the habit sliders change the bars: each one moves something the others do not
     base = ex.figure_for()
     for habit in ("count", "repeat", "know"):
@@ -257,10 +269,10 @@ def test_value_ranges_hold_every_value_drawn(explorer):
 
 def test_held_ranges_keep_a_range_while_the_values_fit_and_fill_half():
     held = toy.explorer.held_ranges
-    assert held({}, {"yaxis": [0.0, 1.0]}) == {"yaxis": [0.0, 1.0]}  # nothing shown yet
+    assert held({}, {"yaxis": [0.0, 1.0]}) == {"yaxis": [0.0, 1.1]}  # nothing shown yet: room above, none below 0
     assert held({"yaxis": [0.0, 1.0]}, {"yaxis": [0.1, 0.6]}) == {"yaxis": [0.0, 1.0]}  # fits, fills 0.5
-    assert held({"yaxis": [0.0, 1.0]}, {"yaxis": [0.1, 0.5]}) == {"yaxis": [0.1, 0.5]}  # fills 0.4: rescale
-    assert held({"yaxis": [0.0, 1.0]}, {"yaxis": [-0.1, 0.5]}) == {"yaxis": [-0.1, 0.5]}  # does not fit
+    assert held({"yaxis": [0.0, 1.0]}, {"yaxis": [0.1, 0.5]}) == {"yaxis": [0.06, 0.54]}  # fills 0.4: rescale
+    assert held({"yaxis": [0.0, 1.0]}, {"yaxis": [-0.1, 0.5]}) == {"yaxis": [-0.16, 0.56]}  # does not fit
     assert held({"yaxis": [0.0, 1.0]}, {"yaxis": None}) == {}  # nothing to draw on a log axis
 
 

@@ -28,6 +28,7 @@ static site.
 from __future__ import annotations
 
 import base64
+import contextlib
 import html
 import itertools
 import json
@@ -192,10 +193,10 @@ class Explorer:
             outs[name] = a
         return outs
 
-    def _fill(self, fig, outs: dict, state: dict) -> None:
+    def _fill(self, fig, outs: dict, state: dict, texts: bool = True) -> None:
         for i, attr, names in self.traces:
             fig.data[i][attr] = np.concatenate([outs[n] for n in names])
-        for path, template in self.layout.items():
+        for path, template in self.layout.items() if texts else ():
             fig.layout[path] = self.render_template(template, outs, state)
 
     def render_template(self, template: str, outs: dict, state: dict) -> str:
@@ -401,11 +402,13 @@ def _needed_range(plan: dict, extremes: list[tuple[float, float]]) -> list[float
 
 
 HOLD_FILL = 0.5  # an axis keeps its range while the values need at least this fraction of it
+HOLD_ROOM = 0.1  # a range that moves takes this fraction of the needed span again as room on each side
 
 
 def held_ranges(shown: dict[str, list[float]], needed: dict[str, list[float] | None]) -> dict[str, list[float]]:
     """The ranges to draw: an axis keeps the range it shows while the range it needs fits inside and fills at
-    least ``HOLD_FILL`` of it; otherwise it takes the needed range. Held axes let a reader compare neighbouring
+    least ``HOLD_FILL`` of it; otherwise it takes the needed range widened by ``HOLD_ROOM`` of its span on each
+    side (not past a bar's 0), so that neighbouring settings fit too. Held axes let a reader compare neighbouring
     settings on one scale, and a redraw that changes only data redraws within a frame (no relayout)."""
     out = {}
     for key, want in needed.items():
@@ -414,10 +417,13 @@ def held_ranges(shown: dict[str, list[float]], needed: dict[str, list[float] | N
             continue
         keep = have is not None and have[0] <= want[0] and want[1] <= have[1] and (
             want[1] - want[0] >= HOLD_FILL * (have[1] - have[0]))
-        out[key] = list(have) if keep else want
+        room = HOLD_ROOM * (want[1] - want[0])
+        out[key] = list(have) if keep else [want[0] - room if want[0] != 0 else 0.0,
+                                            want[1] + room if want[1] != 0 else 0.0]
     return out
 
 
+TITLE_STYLE = "font-size: 15px; line-height: 1.35; margin: 4px 0 0 8px"  # the live view's title (HTML)
 TABLE_LABEL = "Numbers behind the figure"
 
 FIGURE_THEME_CSS = Path(__file__).with_name("figure_theme.css")
@@ -475,9 +481,19 @@ class LiveView:
 
         self.explorer = explorer
         self.figure = go.FigureWidget(explorer.figure)
+        # The title is HTML above the plot, as in the static view: it wraps by itself, and a redraw that changes
+        # only numbers leaves the plot's layout alone, so plotly redraws the traces only (``_data_only``).
+        layout = self.figure.layout
+        self._given_title = layout.title.text or ""
+        titled = bool(self._given_title) or "title.text" in explorer.layout
+        layout.margin.t = max((layout.margin.t if layout.margin.t is not None else 70) - (40 if titled else 0), 30)
+        layout.title.text = ""
+        self.title = W.HTML()
+        self.title_text = ""  # the title shown above the plot (plotly's markup: <br> for a new line)
         self.controls = {}
         self._holding = False
         self.ranges: dict[str, list[float]] = {}  # the value axes' ranges shown (``held_ranges``)
+        self._texts: dict[str, str] | None = None  # the layout texts shown (None: nothing drawn yet)
         self._action_step = {a.label: 0 for a in explorer.actions}
         for c in explorer.controls:
             options = [(label, i) for i, label in enumerate(c.labels)]
@@ -513,8 +529,8 @@ class LiveView:
         self.table = W.HTML(layout=W.Layout(display="none", overflow="auto"))
         self.table_toggle.observe(self._show_table, names="value")
         theme = W.HTML(f"<style>{FIGURE_THEME_CSS.read_text()}</style>")  # follows JupyterLab's dark theme
-        self.widget = W.VBox([theme, W.Box(list(self.controls.values()) + buttons, layout=box), self.figure,
-                              self.table_toggle, self.table])
+        self.widget = W.VBox([theme, W.Box(list(self.controls.values()) + buttons, layout=box), self.title,
+                              self.figure, self.table_toggle, self.table])
         self.widget.add_class("toy-live-explorer")
         self.redraw()
 
@@ -532,13 +548,36 @@ class LiveView:
         """Recompute the outputs for the current controls and update the figure in one batch."""
         state = self.state()
         outs = self.explorer.evaluate(state)
-        self.ranges = held_ranges(self.ranges, self.explorer.value_ranges(outs))
-        with self.figure.batch_update():
-            self.explorer._fill(self.figure, outs, state)
-            for key, span in self.ranges.items():
-                self.figure.layout[key].range = span
+        ex = self.explorer
+        texts = {path: ex.render_template(template, outs, state) for path, template in ex.layout.items()}
+        self.title_text = texts.pop("title.text", self._given_title)
+        self.title.value = f'<div style="{TITLE_STYLE}">{self.title_text}</div>'
+        ranges = held_ranges(self.ranges, ex.value_ranges(outs))
+        data_only = texts == self._texts and ranges == self.ranges
+        self.ranges, self._texts = ranges, texts
+        with self._data_only() if data_only else self.figure.batch_update():
+            ex._fill(self.figure, outs, state, texts=False)
+            if not data_only:
+                for path, text in texts.items():
+                    self.figure.layout[path] = text
+                for key, span in ranges.items():
+                    self.figure.layout[key].range = span
         if self.table_toggle.value:
             self.table.value = tables_html(figure_tables(self.figure))
+
+    @contextlib.contextmanager
+    def _data_only(self):
+        """``FigureWidget.batch_animate`` for a change of trace data only: plotly's transition path, which redraws
+        the traces and leaves axes and texts alone (``frame.redraw`` off; ``batch_animate`` keeps it on, which costs
+        a full plot in the browser)."""
+        fig = self.figure
+        fig._in_batch_mode = True  # as batch_animate does
+        try:
+            yield
+        finally:
+            fig._in_batch_mode = False
+        fig._perform_batch_animate({"transition": {"duration": 0}, "frame": {"duration": 0, "redraw": False},
+                                    "mode": "immediate"})
 
     def _on_change(self, _change) -> None:
         if not self._holding:

@@ -338,8 +338,9 @@
 
     // The value axes' ranges, as toy.explorer does it (axis_plan, value_ranges, held_ranges): the range the values
     // need (values, ± the longest error bar, 0 for bars, 5% padding; log10 units on a log axis), held while the
-    // needed range fits inside the shown one and fills at least half of it; or, for an explorer with scale_by, the
-    // range precomputed for the scale controls' options.
+    // needed range fits inside the shown one and fills at least half of it, else the needed range with 10% of its
+    // span as room on each side; or, for an explorer with scale_by, the range precomputed for the scale controls'
+    // options.
     let shownRanges = {};
     function neededRange(plan, ext) {
       let [low, high] = plan.fixed || [Infinity, -Infinity];
@@ -369,7 +370,8 @@
         const have = shownRanges[key];
         if (want === null) return;
         const keep = have && have[0] <= want[0] && want[1] <= have[1] && want[1] - want[0] >= 0.5 * (have[1] - have[0]);
-        held[key] = keep ? have : want;
+        const room = 0.1 * (want[1] - want[0]);  // a range that moves leaves room for neighbouring settings
+        held[key] = keep ? have : [want[0] === 0 ? 0 : want[0] - room, want[1] === 0 ? 0 : want[1] + room];
       });
       return (shownRanges = held);
     }
