@@ -17,16 +17,21 @@ myst-nb's signature (``glue(name, value, display=False)``), so a call written fo
 
 from __future__ import annotations
 
+import json
+import os
 import re
 
 from . import checks
 
-__all__ = ["EVAL_PATTERN", "Quoted", "glue", "quote", "quoted_names"]
+__all__ = ["EVAL_PATTERN", "QUOTES_ENV", "Quoted", "glue", "quote", "quoted_names"]
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 #: The one form of ``{eval}`` expression the book uses: ``toy.quote("name")`` or ``toy.quote("name", "spec")``.
 #: The book's build accepts no other (myst-nb's ``nb_eval_name_regex``).
 EVAL_PATTERN = rf'^toy\.quote\("{_NAME}"(, "[^"\\]*")?\)$'
+
+#: Set by the book's build (``book/_ext/toybook.py``): a file to which every ``quote`` appends [name, spec, text].
+QUOTES_ENV = "TOY_QUOTES_FILE"
 
 _values: dict[str, object] = {}
 
@@ -56,9 +61,14 @@ def quote(name: str, spec: str = "") -> Quoted:
                           "calls toy.glue(name, ...) first)", name)
     value = _values[name]
     try:
-        return Quoted(format(value, spec))
+        text = Quoted(format(value, spec))
     except (ValueError, TypeError) as err:
         raise ValueError(f"cannot format {name!r} = {value!r} with spec {spec!r}: {err}") from None
+    record = os.environ.get(QUOTES_ENV)
+    if record:  # the book's build keeps every quote, in order, for the notebook's Colab edition
+        with open(record, "a", encoding="utf-8") as f:
+            f.write(json.dumps([name, spec, str(text)]) + "\n")
+    return text
 
 
 def quoted_names(markdown: str) -> list[tuple[str, str]]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import atexit
 import importlib.metadata
+import json
 import os
 import re
 import shutil
@@ -41,6 +42,7 @@ from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 
 from toy.explorer import FIGURE_THEME_CSS
+from toy.prose import QUOTES_ENV
 
 logger = logging.getLogger(__name__)
 
@@ -189,6 +191,7 @@ def _uses_sphinx_design(context) -> bool:
 def _page_assets(app, pagename, templatename, context, doctree):
     """Per page (after every other handler): plotly.js and the explorer script only where a figure is, sphinx-design's
     files only where its components are; each script once; sphinx-thebe's assets left out while Thebe is off."""
+    _colab_button(app, pagename, context)
     scripts = context.get("script_files")
     if scripts is None:
         return
@@ -324,8 +327,6 @@ def _notebooks_always_outdated(app, env, added, changed, removed):
 
 def _add_live_script(app):
     """The Live code button's script (small; it loads Thebe only when pressed), with its config as data."""
-    import json
-
     app.add_js_file(LIVE_JS, priority=950, **{"data-toy-live": json.dumps(_live_config(app))})
 
 
@@ -344,5 +345,105 @@ def setup(app):
     app.add_css_file("toy/toy.css")
     app.add_css_file("toy-figure-theme.css")
     app.add_config_value("toy_live_server", "http://127.0.0.1:8888", "html")
+    app.add_config_value("toy_colab_branch", "gh-pages", "html")
+    app.connect("source-read", _colab_quotes)
+    app.connect("build-finished", _write_colab_editions)
     app.connect("builder-inited", _add_live_script)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
+# -- The Colab edition ---------------------------------------------------------------------------------------------
+# Colab renders plain Markdown, not MyST. For it, the build writes each chapter notebook again, as Colab reads it:
+# _colab/<page>.ipynb in the built site, its prose with the numbers this build quoted, exercises as bold headings,
+# solutions folded in HTML <details>, cross-references as their text and citations linking to the repository's
+# bibliography. The page's Colab button opens that file from the branch the site is published to
+# (toy_colab_branch); the code cells are the notebook's own.
+
+_ROLE = re.compile(r'\{eval\}`toy\.quote\("([A-Za-z_][A-Za-z0-9_]*)"(?:, "([^"\\]*)")?\)`')
+_FENCE = re.compile(r"^```\{(exercise|solution)\}([^\n]*)\n(.*?)^```[ \t]*$", re.M | re.S)
+_XREF = re.compile(r"\{(?:ref|doc|numref)\}`([^`<]*?)\s*(?:<[^`>]*>)?`")
+
+
+def colab_markdown(text: str, quotes: list, repository: str, branch: str) -> str:
+    """One Markdown cell for Colab: ``quotes`` ([name, spec, text] in the order the build evaluated them) consumed
+    in place of the ``{eval}`` roles; exercise and solution blocks, cross-references and citation links made
+    plain Markdown."""
+
+    def quote(m):
+        name, spec = m.group(1), m.group(2) or ""
+        if not quotes:
+            raise ValueError(f"no quoted value left for toy.quote({name!r}, {spec!r})")
+        got_name, got_spec, shown = quotes.pop(0)
+        if (got_name, got_spec) != (name, spec):
+            raise ValueError(f"the build quoted toy.quote({got_name!r}, {got_spec!r}) where the notebook has "
+                             f"toy.quote({name!r}, {spec!r})")
+        return shown
+
+    def block(m):
+        kind, body = m.group(1), m.group(3)
+        body = re.sub(r"^:[\w-]+:[^\n]*\n", "", body, flags=re.M).strip()
+        if kind == "exercise":
+            return f"**Exercise.** {body}"
+        return f"<details><summary><b>Solution</b></summary>\n\n{body}\n\n</details>"
+
+    text = _ROLE.sub(quote, text)
+    text = _FENCE.sub(block, text)
+    text = _XREF.sub(lambda m: m.group(1).strip(), text)
+    return re.sub(r"\]\((?:\.\./)+book/references\.bib(#[\w:-]+)?\)",
+                  lambda m: f"]({repository}/blob/{branch}/book/references.bib)", text)
+
+
+def colab_notebook(nb: dict, quotes: list, repository: str, branch: str) -> dict:
+    """The notebook as Colab reads it (see ``colab_markdown``); every quote is used exactly once."""
+    quotes = [list(q) for q in quotes]
+    out = json.loads(json.dumps(nb))
+    for cell in out["cells"]:
+        if cell["cell_type"] == "markdown":
+            cell["source"] = colab_markdown("".join(cell["source"]), quotes, repository, branch)
+        tags = cell.get("metadata", {}).get("tags", [])
+        folded = "Solution" if "solution" in tags else "Install toy on Colab" if "colab-setup" in tags else None
+        if cell["cell_type"] == "code" and folded:  # Colab shows a form: the title, the code folded
+            cell["source"] = f"#@title {folded}\n" + "".join(cell["source"])
+            cell["metadata"]["cellView"] = "form"
+    if quotes:
+        raise ValueError(f"{len(quotes)} quoted values the notebook does not show, first {quotes[0]}")
+    return out
+
+
+def _colab_quotes(app, docname, source):
+    """Before a notebook is read (and executed): the file its kernel appends every quote to."""
+    if not str(app.env.doc2path(docname)).endswith(".ipynb"):
+        return
+    folder = Path(getattr(app, "_toybook_quotes", None) or tempfile.mkdtemp(prefix="toybook-quotes-"))
+    app._toybook_quotes = folder
+    path = folder / (docname.replace("/", "__") + ".jsonl")
+    path.unlink(missing_ok=True)
+    os.environ[QUOTES_ENV] = str(path)
+
+
+def _write_colab_editions(app, exception):
+    """After the build: each executed notebook's Colab edition, as ``_colab/<page>.ipynb`` in the site."""
+    folder = getattr(app, "_toybook_quotes", None)
+    os.environ.pop(QUOTES_ENV, None)
+    if exception is not None or folder is None or app.builder.format != "html":
+        return
+    options = app.config.html_theme_options
+    repository, branch = options.get("repository_url", ""), options.get("repository_branch", "main")
+    for path in sorted(Path(folder).glob("*.jsonl")):
+        docname = path.stem.replace("__", "/")
+        nb = json.loads(Path(app.env.doc2path(docname)).read_text(encoding="utf-8"))
+        quotes = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        target = Path(app.outdir) / "_colab" / f"{docname}.ipynb"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        edition = colab_notebook(nb, quotes, repository, branch)
+        target.write_text(json.dumps(edition, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _colab_button(app, pagename, context):
+    """The page's Colab button opens the page's Colab edition, from the branch the built site is published to."""
+    for group in context.get("header_buttons") or []:
+        for button in group.get("buttons", []) if isinstance(group, dict) else []:
+            if button.get("text") == "Colab" and "/blob/" in button.get("url", ""):
+                head = button["url"].split("/blob/")[0]
+                button["url"] = f"{head}/blob/{app.config.toy_colab_branch}/_colab/{pagename}.ipynb"

@@ -47,8 +47,8 @@ def test_the_book_has_explorers_and_math(bt, browser, site_url):
 
 
 def test_page_offers_its_notebook_and_launch_buttons(bt, visit, book_doc):
-    """Download the page's source (the .ipynb as stored: no outputs); Binder and Colab links to the repository;
-    a Live code button on notebook pages, and nothing of Thebe loaded until it is pressed."""
+    """Download the page's source (the .ipynb as stored: no outputs); Binder to the repository, Colab to the page's
+    Colab edition; a Live code button on notebook pages, and nothing of Thebe loaded until it is pressed."""
     config = yaml.safe_load((bt.ROOT / "_config.yml").read_text())
     repo = config["repository"]["url"].removeprefix("https://github.com/").rstrip("/")
     branch = config["repository"]["branch"]
@@ -65,7 +65,9 @@ def test_page_offers_its_notebook_and_launch_buttons(bt, visit, book_doc):
         assert downloaded == json.loads(notebook.read_text()), "the downloaded notebook differs from the repository's"
         assert all(not c.get("outputs") for c in downloaded["cells"] if c["cell_type"] == "code")
         assert sorted(links["launch"]) == sorted([
-            f"https://colab.research.google.com/github/{repo}/blob/{branch}/{book_doc}.ipynb",
+            # Colab: the page's Colab edition, on the branch the built site is published to (tests/test_colab.py)
+            f"https://colab.research.google.com/github/{repo}/blob/{config['sphinx']['config']['toy_colab_branch']}"
+            f"/_colab/{book_doc}.ipynb",
             f"https://mybinder.org/v2/gh/{repo}/{branch}?urlpath=lab/tree/{book_doc}.ipynb",
         ]), links["launch"]
     else:
