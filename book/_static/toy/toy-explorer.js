@@ -3,8 +3,9 @@
 // (float64, base64), and bindings from outputs to the figure's traces and title. This script only looks
 // values up and redraws; it computes nothing. Exposes window.toyExplorers (element id -> API) for tests.
 // It also makes every plotly figure on the page fit its column, whatever its width (layout only, no numbers):
-// titles, subplot titles, axis titles and legend entries broken into lines when too long, margins grown for
-// cut-off tick labels, figures resized when their column settles, fixed-width figures narrowed to the column.
+// titles, subplot titles, axis titles and legend entries broken into lines when too long (plotly's automargin,
+// on in its templates, makes room for them and for tick labels), figures resized when their column settles.
+// Colours follow the reader's theme by CSS (toy/figure_theme.css).
 (function () {
   "use strict";
 
@@ -53,7 +54,6 @@
     });
   }
   const LINE = 1.3;  // line height, in font sizes
-  const NARROW = 600;  // figures narrower than this (pixels) also get their tick labels checked
   function fitTexts(gd) {
     const fl = gd._fullLayout;
     if (!fl || !fl.width || gd._toyFitting) return Promise.resolve();
@@ -127,10 +127,7 @@
       const t = given(gd, name + ".title.text", ax.title.text);
       const length = (letter === "xaxis" ? plotW : plotH) * (ax.domain[1] - ax.domain[0]);
       t.shown = wrapText(t.given, ax.title.font, 0.94 * length - 8);
-      if (t.shown !== ax.title.text) updates[name + ".title.text"] = t.shown;
-      const margin = given(gd, name + ".automargin", ax.automargin);
-      margin.shown = t.shown.includes("<br>") || margin.given;
-      if (margin.shown !== ax.automargin) updates[name + ".automargin"] = margin.shown;
+      if (t.shown !== ax.title.text) updates[name + ".title.text"] = t.shown;  // (plotly's templates: automargin)
       const anchorAxis = letter === "xaxis" && ax.anchor && fl["yaxis" + ax.anchor.slice(1)];
       if (anchorAxis && anchorAxis.domain[0] > 0.01) {  // an inner x axis: its title sits in the gap below
         let below = null;
@@ -153,24 +150,6 @@
     if (fl.title && titleY.shown !== fl.title.y) updates["title.y"] = titleY.shown;
     const wrap = gd.parentElement;  // plotly's HTML wraps a figure in a div of its fixed height
     if (wrap && !gd.closest(".toy-explorer") && /px$/.test(wrap.style.height)) wrap.style.height = height.shown + "px";
-    // Tick labels or axis titles cut off at the figure's edge (on narrow figures; measuring costs a layout):
-    // let plotly make the margins fit them.
-    let cut = false;
-    if (W < NARROW) {
-      const box = gd.getBoundingClientRect();
-      cut = [...gd.querySelectorAll(".xtick text, .ytick text, .g-xtitle text, .g-ytitle text")].some((t) => {
-        const r = t.getBoundingClientRect();
-        return r.width > 0 && (r.left < box.left - 1 || r.right > box.right + 1);
-      });
-    }
-    if (cut) {
-      ["xaxis", "yaxis"].forEach((letter) => (fl._subplots[letter] || []).forEach((id) => {
-        const name = letter + id.slice(1);
-        if (!fl[name] || fl[name].automargin === true) return;
-        given(gd, name + ".automargin", fl[name].automargin).shown = true;
-        updates[name + ".automargin"] = true;
-      }));
-    }
     // Legend entries wider than the figure (with room for the symbol): wrap the series' names.
     const names = [], indices = [];
     if (fl.showlegend !== false && fl.legend) {
@@ -193,25 +172,8 @@
   }
   // Follow the figure's container: plotly's own `responsive` only listens to window resizes, so a column that
   // settles to its width later (the theme's sidebars) left figures wider than the page. Then refit the titles.
-  // A figure given a fixed width wider than its column follows the column instead, up to its own width
-  // (plotly's HTML also wraps it in a div of that fixed width). Returns plotly's promise when it relayouts.
-  function unfix(gd) {
-    const fixed = gd._toyFixedWidth || (gd.layout && gd.layout.width) || 0;
-    const column = (gd.closest(".cell_output, .toy-explorer, article, main") || document.body).clientWidth;
-    if (!fixed || column <= 0 || !gd._fullLayout) return null;
-    if (!gd._toyFixedWidth) {
-      if (fixed <= column + 1) return null;
-      gd._toyFixedWidth = fixed;
-      const wrap = gd.parentElement;
-      if (wrap && /px$/.test(wrap.style.width)) wrap.style.width = "100%";
-      gd.style.width = "100%";
-    }
-    const target = Math.min(fixed, column);
-    if (Math.abs(gd._fullLayout.width - target) <= 1) return null;
-    return Promise.resolve(Plotly.relayout(gd, { width: target })).then(() => fitTexts(gd));
-  }
+  // (The book's figures have no fixed width: toy.figures lays them out to follow the page.)
   function follow(gd) {
-    if (unfix(gd) || gd._toyFixedWidth) return;
     const width = gd.getBoundingClientRect().width;
     if (!gd._fullLayout || width <= 0 || Math.abs(width - gd._fullLayout.width) <= 1) return;
     if (gd._toyResizing) { gd._toyResizeAgain = true; return; }
@@ -610,7 +572,7 @@
     const plain = [...document.querySelectorAll(".js-plotly-plot")].filter((gd) => !gd.closest(".toy-explorer"));
     plain.forEach((gd) => {
       watchTexts(gd);
-      if (!unfix(gd)) fitTexts(gd);
+      fitTexts(gd);
     });
     // Explorers put into the page later (Live code re-runs a cell and shows its output in place) start too;
     // those whose element has left the page are forgotten.
