@@ -276,21 +276,6 @@ def test_held_ranges_keep_a_range_while_the_values_fit_and_fill_half():
     assert held({"yaxis": [0.0, 1.0]}, {"yaxis": None}) == {}  # nothing to draw on a log axis
 
 
-def test_scale_by_gives_one_range_that_holds_every_setting_it_covers():
-    ex = toy.explorers.credit_assignment()
-    assert ex.scale_by == ("reward",)
-    table = ex.static_payload()["ranges"]
-    assert table["by"] == ["reward"] and len(table["table"]) == len(ex._control["reward"].values)
-    for state in random_states(ex, 40, seed=5):
-        want = ex.value_ranges(ex.evaluate(state))
-        have = table["table"][ex._control["reward"].index(state["reward"])]
-        for key, (low, high) in want.items():
-            assert have[key][0] <= low and high <= have[key][1], (state, key, have[key], want[key])
-    with pytest.raises(ValueError, match="scale_by"):
-        toy.explorer.Explorer(ex.title, ex.controls, ex.outputs, ex.compute, ex.figure, ex.traces,
-                              scale_by=("no_such_control",))
-
-
 def test_live_view_axes_hold_the_values_they_draw(explorer):
     live = explorer.live()
     for c in explorer.controls:

@@ -150,10 +150,6 @@ class Explorer:
     layout: dict[str, str] = field(default_factory=dict)
     actions: list[Action] = field(default_factory=list)
     caption: str = ""
-    # The value axes' scale: None (each setting's own range, held while it fits; see ``held_ranges``) or the
-    # controls whose values may change it: the static view then draws every setting that shares their values on
-    # one range, which holds all those settings (so a reader compares them on one scale).
-    scale_by: tuple[str, ...] | None = None
 
     def __post_init__(self):
         names = {c.name for c in self.controls}
@@ -162,9 +158,6 @@ class Explorer:
             if unknown:
                 raise ValueError(f"output {out!r} depends on unknown controls {sorted(unknown)}")
         self._control = {c.name: c for c in self.controls}
-        unknown = set(self.scale_by or ()) - {c.name for c in self.static_controls}
-        if unknown:
-            raise ValueError(f"scale_by names {sorted(unknown)}, which are not static controls")
 
     @property
     def static_controls(self) -> list[Control]:
@@ -229,7 +222,7 @@ class Explorer:
 
         Live-only controls are held at their defaults and left out of the payload, and out of every output's
         dependencies. ``axes`` holds the plans by which the page script sets the value axes' ranges (``axis_plan``,
-        ``held_ranges``), and ``ranges`` the ranges by ``scale_by`` (``_range_table``), if it is set.
+        ``held_ranges``).
 
         Output ``o`` with (static) dependencies (c_1, ..., c_k) is stored as a block of floats: the entry for
         option indices (i_1, ..., i_k) starts at offset + size * (((i_1 * n_2 + i_2) * n_3 + ...) + i_k).
@@ -259,7 +252,6 @@ class Explorer:
         data = np.concatenate(blocks).astype("<f8")  # little-endian float64, deflated (zlib) then base64
         return {
             "title": self.title,
-            "ranges": None if self.scale_by is None else self._range_table(static_deps, values),
             "controls": [
                 {"name": c.name, "label": c.label, "kind": c.kind, "labels": list(c.labels), "default": c.default}
                 for c in self.static_controls
@@ -336,33 +328,6 @@ class Explorer:
             a = np.concatenate([outs[n] for n in names])
             extremes.append((float(a.min()), float(a.max())))
         return {key: _needed_range(plan, extremes) for key, plan in self.axis_plan().items()}
-
-    def _range_table(self, static_deps: dict[str, tuple], values: dict[str, list]) -> dict:
-        """The value axes' ranges for each combination of the ``scale_by`` controls' options (row-major): each
-        range holds every state on the grid that shares those options. ``values[o]`` lists output o over the grid of
-        its static dependencies ``static_deps[o]``, in ``itertools.product`` order."""
-        by = list(self.scale_by)
-        sizes = {name: len(self._control[name].values) for name in by}
-        extremes: dict[str, dict[tuple, tuple[float, float]]] = {}  # output -> its scale options -> (min, max)
-        for name, deps in static_deps.items():
-            table: dict[tuple, tuple[float, float]] = {}
-            for combo, v in zip(itertools.product(*(range(len(self._control[d].values)) for d in deps)),
-                                values[name], strict=True):
-                key = tuple(i for d, i in zip(deps, combo, strict=True) if d in by)
-                low, high = table.get(key, (np.inf, -np.inf))
-                table[key] = (min(low, float(v.min())), max(high, float(v.max())))
-            extremes[name] = table
-        plans = self.axis_plan()
-        rows = []
-        for combo in itertools.product(*(range(sizes[name]) for name in by)):
-            at = dict(zip(by, combo, strict=True))
-            per_binding = []
-            for _i, _attr, names in self.traces:
-                lows, highs = zip(*(extremes[n][tuple(at[d] for d in static_deps[n] if d in by)] for n in names),
-                                  strict=True)
-                per_binding.append((min(lows), max(highs)))
-            rows.append({key: _needed_range(plan, per_binding) for key, plan in plans.items()})
-        return {"by": by, "table": rows}
 
     def static_html(self) -> str:
         """The static view: controls, an empty figure div and the payload; the page script brings it alive."""
@@ -472,8 +437,7 @@ def tables_html(tables: list[dict]) -> str:
 class LiveView:
     """The live view of an explorer: ``widget`` (to display), ``controls`` (name → ipywidget), ``figure``.
 
-    Its value axes hold their range while the values fit (``held_ranges``), for every explorer: the live view's
-    continuous controls have no grid to take a ``scale_by`` range over.
+    Its value axes hold their range while the values fit (``held_ranges``), as in the static view.
     """
 
     def __init__(self, explorer: Explorer):

@@ -78,12 +78,10 @@ def credit_assignment(prompt: int = 2, length: int = 4, response=(1, 2, 3, 4)) -
         ],
         layout={"title.text": f"Prompt {prompt}, response {words}: r = {{r:.2f}}, V(x) = {{v:.3f}}"},
         actions=[Action("Sample a response", "samples", tuple(tokens), N_SAMPLES)],
-        scale_by=("reward",),
         caption=(f"Precomputed by toy for prompt {prompt} at every setting of these controls: the temperature on "
-                 "a grid of 9 values from 0.1 to 10 and π_ref's five presets. Each reward keeps one scale for all "
-                 "of them, so a bar's height compares across temperatures, priors and responses. Run the notebook "
-                 "for the live version, where τ moves continuously and sliders shape π_ref's habits (counting, "
-                 "repeating, knowing the task)."),
+                 "a grid of 9 values from 0.1 to 10 and π_ref's five presets. Run the notebook for the live "
+                 "version, where τ moves continuously and sliders shape π_ref's habits (counting, repeating, "
+                 "knowing the task)."),
     )
 
 

@@ -301,8 +301,7 @@
     // The value axes' ranges, as toy.explorer does it (axis_plan, value_ranges, held_ranges): the range the values
     // need (values, ± the longest error bar, 0 for bars, 5% padding; log10 units on a log axis), held while the
     // needed range fits inside the shown one and fills at least half of it, else the needed range with 10% of its
-    // span as room on each side; or, for an explorer with scale_by, the range precomputed for the scale controls'
-    // options.
+    // span as room on each side.
     let shownRanges = {};
     function neededRange(plan, ext) {
       let [low, high] = plan.fixed || [Infinity, -Infinity];
@@ -319,13 +318,6 @@
       return [plan.bars && low === 0 ? low : low - pad, plan.bars && high === 0 ? high : high + pad];
     }
     function holdRanges(ext) {
-      if (spec.ranges) {  // one range for every setting that shares the scale controls' options (toy's scale_by)
-        let index = 0;
-        spec.ranges.by.forEach((d) => { index = index * byName[d].labels.length + state[d]; });
-        shownRanges = {};
-        Object.entries(spec.ranges.table[index]).forEach(([key, r]) => { if (r) shownRanges[key] = r; });
-        return shownRanges;
-      }
       const held = {};
       Object.entries(spec.axes).forEach(([key, plan]) => {
         const want = neededRange(plan, ext);
