@@ -59,7 +59,7 @@ STATIC_JS = """async ([id, n]) => {
         for (let i = 0; api.redraws() === before; i++) await (i < 1000 ? tick() : new Promise(r => setTimeout(r, 1)));
         const done = performance.now() - t0;
         obs.disconnect();
-        rows.push([c.name, drawn === null ? done : drawn - t0, done, api.lastRedrawMs()]);
+        rows.push([c.name, drawn === null ? done : drawn - t0, done]);
         await new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)));  // let the frame paint
     }
     return rows;

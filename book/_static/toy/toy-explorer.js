@@ -386,10 +386,8 @@
     }
     numbers.addEventListener("toggle", () => fillTables(figDiv.data, figDiv.layout));
 
-    let lastRedrawMs = 0;
     let redraws = 0;
     let drawnLayout = null;  // the layout last given to plotly (JSON): a redraw that keeps it changes data only
-    let dataOnly = 0;  // redraws that kept the layout (but for the value axes' ranges)
     // Side and bottom margins only grow: the widest the figure has needed (plotly's automargin, for tick labels
     // and wrapped axis titles) is kept, so a new axis range with other tick labels does not make plotly draw twice.
     const margins = {};
@@ -419,7 +417,6 @@
       return drawing;
     }
     function draw() {
-      const t0 = performance.now();
       const { traces, layout, updates, ext } = figureData();
       const title = texts[TITLE].replace(/<br\s*\/?>/g, "\n").replace(/<[^>]*>/g, "");
       if (titleDiv.textContent !== title) titleDiv.textContent = title;
@@ -435,7 +432,6 @@
       if (key === drawnLayout) {
         // The same layout: new ranges (ticks only) now, then the traces' data by plotly's transition path, which
         // draws in the next animation frame, before it is painted. No relayout of texts, nothing to fit.
-        dataOnly += 1;
         const indices = updates.map((u, i) => (Object.keys(u).length ? i : -1)).filter((i) => i >= 0);
         const data = () => Plotly.animate(figDiv, { data: indices.map((i) => updates[i]), traces: indices },
           { transition: { duration: 0 }, frame: { duration: 0, redraw: false }, mode: "immediate" });
@@ -448,7 +444,6 @@
       return Promise.resolve(done).then(() => {
         keepMargins();
         fillTables(figDiv.data, figDiv.layout);
-        lastRedrawMs = performance.now() - t0;
       });
     }
 
@@ -528,10 +523,8 @@
       state,
       figure: figDiv,
       redraw,
-      lastRedrawMs: () => lastRedrawMs,
       text: (path) => texts[path],  // the text a layout binding shows (the title's is the HTML above the plot)
       redraws: () => redraws,  // completed redraws, so tests and benchmarks can wait for one
-      dataOnlyRedraws: () => dataOnly,  // of those, the ones that kept the layout (but for the axes' ranges)
       ranges: () => shownRanges,  // the value axes' ranges shown (log10 units on a log axis)
       // Set controls by option index and redraw once: {temperature: 0, reward: 1}.
       set(indices) {
