@@ -579,6 +579,13 @@ CASES: dict[str, Case] = {
     "toy.figures.base_layout": Case(
         lambda **kw: figures.base_layout(**kw), dict(fig=figures.go.Figure(), title="t", height=300),
         dict(fig=["ab", None], title=TEXT, height=COUNT + [10**6])),
+    "toy.figures.break_lines": Case(figures.break_lines, dict(text="a b c", width=3),
+                                    dict(text=TEXT, width=COUNT + [10**6])),
+    "toy.figures.fit_texts": Case(figures.fit_texts, dict(fig=figures.go.Figure()), dict(fig=["ab", None, {}])),
+    "toy.figures.lift_title": Case(figures.lift_title, dict(fig_dict={"layout": {"title": {"text": "t"}}}),
+                                   dict(fig_dict=["ab", None, figures.go.Figure()])),
+    "toy.figures.top_without_title": Case(figures.top_without_title, dict(layout={"margin": {"t": 70}}),
+                                          dict(layout=["ab", None, 3])),
     "toy.figures.credit_bars": Case(figures.credit_bars, dict(length=2), dict(length=COUNT + [10**6])),
     "toy.figures.credit_by_prior": Case(
         figures.credit_by_prior, dict(signal={"sum_to_target": {"pretrained": [0.1, 0.2]}}, title="t"),

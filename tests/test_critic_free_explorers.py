@@ -32,7 +32,7 @@ def test_estimator_variance_scales():
         fig = ex.figure_for(reward="sum_to_target", preset=preset)
         by_name = {}
         for trace in fig.data:
-            by_name.setdefault(trace.name, []).append(np.asarray(trace.y))
+            by_name.setdefault(trace.name.replace("<br>", " "), []).append(np.asarray(trace.y))
         np.testing.assert_allclose(by_name["RLOO"][1], 1.0, atol=1e-12)
         np.testing.assert_allclose(by_name["ReMax"][1], 1.0, atol=1e-12)
         np.testing.assert_allclose(by_name["REINFORCE (mean)"][1], 1 - 1 / ns, atol=1e-12)
@@ -73,10 +73,10 @@ def test_training_curves_show_the_runs_and_the_optimum():
         mean, sd = runs.reward[b].mean(axis=0), runs.reward[b].std(axis=0, ddof=1)
         by_name = {}
         for trace in fig.data:
-            by_name.setdefault(trace.name, []).append(trace)
+            by_name.setdefault(trace.name.replace("<br>", " "), []).append(trace)
         np.testing.assert_allclose(by_name["GRPO"][0].y, mean[steps])
         np.testing.assert_array_equal(by_name["GRPO"][0].x, steps)
-        sel = by_name["chosen method: mean ± 1 sd over seeds"]
+        sel = by_name["chosen: mean ± 1 sd over seeds"]
         np.testing.assert_array_equal(sel[0].x, marks)
         np.testing.assert_allclose(sel[0].y, mean[marks])
         np.testing.assert_allclose(sel[0].error_y.array, sd[marks])

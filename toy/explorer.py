@@ -43,6 +43,8 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from .figures import top_without_title
+
 VIEW_ENV = "TOY_EXPLORER_VIEW"
 _TEMPLATE_FIELD = re.compile(r"\{(\w+)(?::\.(\d+)f)?\}")
 
@@ -250,6 +252,13 @@ class Explorer:
             blocks.append(block)
             offset += block.size
         data = np.concatenate(blocks).astype("<f8")  # little-endian float64, deflated (zlib) then base64
+        # The page shows the figure's title as HTML above the plot (it wraps at any width), as the live view does.
+        figure = self._figure_without_bound_values()
+        title = figure["layout"].get("title") or {}
+        given_title = title.get("text") or ""
+        if given_title or "title.text" in self.layout:
+            figure["layout"]["title"] = {**title, "text": ""}
+            figure["layout"].setdefault("margin", {})["t"] = top_without_title(figure["layout"])
         return {
             "title": self.title,
             "controls": [
@@ -264,7 +273,8 @@ class Explorer:
                 {"label": a.label, "output": a.output, "targets": list(a.targets), "count": a.count}
                 for a in self.actions
             ],
-            "figure": self._figure_without_bound_values(),
+            "figure": figure,
+            "figure_title": given_title,  # shown above the plot while no binding sets "title.text"
             "axes": self.axis_plan(),
         }
 
@@ -449,8 +459,8 @@ class LiveView:
         # only numbers leaves the plot's layout alone, so plotly redraws the traces only (``_data_only``).
         layout = self.figure.layout
         self._given_title = layout.title.text or ""
-        titled = bool(self._given_title) or "title.text" in explorer.layout
-        layout.margin.t = max((layout.margin.t if layout.margin.t is not None else 70) - (40 if titled else 0), 30)
+        if self._given_title or "title.text" in explorer.layout:
+            layout.margin.t = top_without_title(layout.to_plotly_json())
         layout.title.text = ""
         self.title = W.HTML()
         self.title_text = ""  # the title shown above the plot (plotly's markup: <br> for a new line)

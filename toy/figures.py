@@ -6,7 +6,11 @@ more than colour) for the sequence-level credit that critic-free methods give ev
 
 from __future__ import annotations
 
+import hashlib
+import html
+import json
 import os
+import re
 
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -19,6 +23,10 @@ SEQUENCE = dict(color="#ff7f0e", pattern=dict(shape="/", fgcolor="#7a3a00", soli
 PATTERNS = ("", "/", ".", "x", "\\", "+", "-", "|")
 """Bar fill patterns, so that series differ by more than colour."""
 FONT = dict(family="system-ui, -apple-system, Segoe UI, Roboto, sans-serif", size=13)
+LINE_CHARS = 36
+"""The longest line of a text drawn in a figure (subplot titles, axis titles, legend entries), in characters: at the
+book's font sizes (13 px, 14 px for subplot titles) such a line fits a 360 px phone screen, so no text is measured
+in the page. Titles are HTML above the plot (``lift_title``) and wrap by themselves."""
 
 
 def base_layout(fig: go.Figure, title: str, height: int = 420) -> go.Figure:
@@ -33,9 +41,46 @@ def base_layout(fig: go.Figure, title: str, height: int = 420) -> go.Figure:
         autosize=True,
         font=FONT,
         template="plotly_white",
-        legend=dict(orientation="h", yanchor="top", y=-0.12, x=0, xanchor="left"),
+        # the legend at the figure's foot: plotly makes the bottom margin hold it, however many rows it takes
+        legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, x=0, xanchor="left"),
         margin=dict(l=60, r=20, t=70, b=40),
     )
+    return fit_texts(fig)
+
+
+def break_lines(text: str, width: int = LINE_CHARS) -> str:
+    """``text`` with ``<br>`` between words so that no line is longer than ``width`` characters (markup such as
+    ``<sub>`` not counted; a line break already there is kept; a word longer than ``width`` has a line of its own)."""
+    text = checks.text("text", text)
+    width = checks.positive_int("width", width, low=1, high=10_000)
+    lines = []
+    for given in text.split("<br>"):
+        line = ""
+        for word in given.split(" "):
+            longer = f"{line} {word}" if line else word
+            if line and len(re.sub(r"<[^>]*>", "", longer)) > width:
+                lines.append(line)
+                line = word
+            else:
+                line = longer
+        lines.append(line)
+    return "<br>".join(lines)
+
+
+def fit_texts(fig: go.Figure) -> go.Figure:
+    """Break the figure's subplot titles, axis titles and legend entries into lines of at most ``LINE_CHARS``
+    characters, so that they fit a phone screen; a subplot title over a narrower panel gets that panel's share
+    (a title centred at paper x has 2·min(x, 1 − x) of the width). Subplot titles are set in 14 px. Returns
+    ``fig``, changed in place."""
+    if not isinstance(fig, go.Figure):
+        raise checks.fail("fig", "a plotly Figure", fig)
+    for a in fig.layout.annotations:
+        if a.text and a.xref == "paper" and not a.showarrow:  # subplot titles
+            share = min(1.0, 2 * min(a.x, 1 - a.x)) if a.x is not None else 1.0
+            a.update(text=break_lines(a.text, max(12, int(LINE_CHARS * share))), font_size=14)
+    fig.for_each_xaxis(lambda ax: ax.title.text and ax.update(title_text=break_lines(ax.title.text)))
+    fig.for_each_yaxis(lambda ax: ax.title.text and ax.update(title_text=break_lines(ax.title.text)))
+    fig.for_each_trace(lambda t: t.name and t.update(name=break_lines(t.name)))
     return fig
 
 
@@ -51,25 +96,23 @@ def credit_bars(length: int) -> go.Figure:
     positions = [f"token {t + 1}" for t in range(length)]
     fig = make_subplots(
         rows=2, cols=1, vertical_spacing=0.2,
-        subplot_titles=("This response: the credit each token gets",
-                        "All responses, weighted by π: where credit sits, and the noise, in reward²"),
+        subplot_titles=("This response: credit for each token", "All responses: signal and noise"),
     )
     empty = [0.0] * length
-    fig.add_bar(x=positions, y=empty, name="exact A(s_t, y_t) = V(s_t+1) − V(s_t)", marker=EXACT,
+    fig.add_bar(x=positions, y=empty, name="exact A_t = V(s_t+1) − V(s_t)", marker=EXACT,
                 legendgroup="exact", row=1, col=1, hovertemplate="%{x}: %{y:.4f}<extra>exact</extra>")
-    fig.add_bar(x=positions, y=empty, name="sequence-level r − V(x), on every token", marker=SEQUENCE,
+    fig.add_bar(x=positions, y=empty, name="sequence-level r − V(x), every token", marker=SEQUENCE,
                 legendgroup="seq", row=1, col=1, hovertemplate="%{x}: %{y:.4f}<extra>sequence-level</extra>")
-    fig.add_bar(x=positions, y=empty, name="E[A_t²]: the part of Var r token t decides", marker=EXACT,
+    fig.add_bar(x=positions, y=empty, name="signal E[A_t²] (Var r decided at t)", marker=EXACT,
                 showlegend=True, legendgroup="exact2", row=2, col=1,
                 hovertemplate="%{x}: %{y:.4f}<extra>E[A_t²]</extra>")
-    fig.add_bar(x=positions, y=empty, name="E[(r − V(x) − A_t)²] = sum of E[A_s²] over s ≠ t: noise r − V(x) adds at t",
+    fig.add_bar(x=positions, y=empty, name="noise E[(r − V(x) − A_t)²]<br>= sum of E[A_s²] over s ≠ t",
                 marker=SEQUENCE, legendgroup="seq2", row=2, col=1, hovertemplate="%{x}: %{y:.4f}<extra>noise</extra>")
     fig.update_yaxes(title_text="advantage", zeroline=True, zerolinecolor="#444", row=1, col=1)
     fig.update_yaxes(title_text="mean square (reward²)", rangemode="tozero", row=2, col=1)
     fig.update_xaxes(title_text="position in the response", row=2, col=1)
     fig.update_layout(barmode="group", bargap=0.25)
     fig = base_layout(fig, "", height=640)
-    fig.update_layout(legend=dict(y=-0.1), margin=dict(b=110))
     return fig
 
 
@@ -101,7 +144,6 @@ def credit_by_prior(signal: dict, title: str) -> go.Figure:
     fig.update_xaxes(title_text="position in the response", row=len(rewards), col=1)
     fig.update_layout(barmode="group")
     fig = base_layout(fig, title, height=300 * len(rewards) + 120)
-    fig.update_layout(legend=dict(y=-0.08), margin=dict(b=90))
     return fig
 
 
@@ -127,7 +169,7 @@ def distribution_bars(distributions: dict, labels: list[str], title: str, xtitle
     fig.update_xaxes(title_text=xtitle)
     fig.update_yaxes(title_text=ytitle, rangemode="tozero")
     fig.update_layout(barmode="group")
-    return base_layout(fig, title, height=380)
+    return base_layout(fig, title, height=400)
 
 
 # -- rendering in the book -------------------------------------------------------------------------------------
@@ -135,9 +177,46 @@ class _BookRenderer(pio.base_renderers.MimetypeRenderer):
     """A plotly renderer that emits text/html without plotly.js: the book loads plotly.js once per page."""
 
     def to_mimebundle(self, fig_dict):
-        html = pio.to_html(fig_dict, include_plotlyjs=False, full_html=False, auto_play=False,
+        title, fig_dict = lift_title(fig_dict)
+        uid = "toy-figure-" + hashlib.sha1(json.dumps(fig_dict, sort_keys=True, default=str).encode()).hexdigest()[:12]
+        plot = pio.to_html(fig_dict, include_plotlyjs=False, full_html=False, auto_play=False, div_id=uid,
                            validate=False, config={"displaylogo": False, "responsive": True})
-        return {"text/html": html}
+        if not title:
+            return {"text/html": plot}
+        return {"text/html": f'<div class="toy-figure" role="figure" aria-labelledby="{uid}-title">'
+                             f'<div class="toy-figure-title" id="{uid}-title">{title}</div>{plot}</div>'}
+
+
+def top_without_title(layout: dict) -> float:
+    """The top margin (px) of a figure (its layout as a dict) whose title is HTML above the plot: 40 px less than
+    its own (plotly's default 70 when unset), and room for the subplot titles on the top edge, line by line."""
+    if not isinstance(layout, dict):
+        raise checks.fail("layout", "a plotly layout as a dict", layout)
+    top = (layout.get("margin") or {}).get("t")
+    need = 30.0
+    for a in layout.get("annotations") or []:
+        if a.get("yref") == "paper" and a.get("y", 0) >= 0.99 and not a.get("showarrow", True) and a.get("text"):
+            size = (a.get("font") or {}).get("size") or 14
+            need = max(need, 8 + 1.3 * size * (a["text"].count("<br>") + 1))
+    return max((70 if top is None else top) - 40, need)
+
+
+def lift_title(fig_dict: dict) -> tuple[str, dict]:
+    """The figure's title as HTML (escaped; plotly's ``<br>`` as a new line, its ``<b>``, ``<sub>``... dropped)
+    and the figure (a plotly figure dict) without it, its top margin smaller (``top_without_title``): the book shows
+    the title above the plot, where it wraps at any width."""
+    if not isinstance(fig_dict, dict):
+        raise checks.fail("fig_dict", "a plotly figure as a dict", fig_dict)
+    layout = dict(fig_dict.get("layout") or {})
+    title = layout.get("title") or {}
+    text = title.get("text") or "" if isinstance(title, dict) else str(title)
+    if not text:
+        return "", fig_dict
+    margin = dict(layout.get("margin") or {})
+    margin["t"] = top_without_title(layout)
+    layout.update(title={**(title if isinstance(title, dict) else {}), "text": ""}, margin=margin)
+    shown = html.escape(re.sub(r"</?(?:b|i|em|sub|sup|span|a)\b[^>]*>", "", text.replace("<br>", "\n")))
+    return shown, {**fig_dict, "layout": layout}
 
 
 pio.renderers["toy_book"] = _BookRenderer()

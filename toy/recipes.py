@@ -77,18 +77,6 @@ NAME_WIDTH, DATA_WIDTH = 11, 14
 side by side on a 400 px wide screen."""
 
 
-def _wrap(text: str, width: int) -> str:
-    words, lines, line = text.split(), [], ""
-    for w in words:
-        if line and len(line) + 1 + len(w) > width:
-            lines.append(line)
-            line = w
-        else:
-            line = f"{line} {w}".strip()
-    lines.append(line)
-    return "<br>".join(lines)
-
-
 def _tint(hex_color: str, alpha: float = 0.15) -> str:
     r, g, b = (int(hex_color[i:i + 2], 16) for i in (1, 3, 5))
     return f"rgba({r},{g},{b},{alpha})"
@@ -132,10 +120,11 @@ def pipeline_figure(recipes: dict | None = None) -> go.Figure:
             fig.add_shape(type="rect", x0=x0, x1=x1, y0=top - box_height, y1=top,
                           line=dict(color=kind["color"], width=2, dash=kind["dash"]),
                           fillcolor=_tint(kind["color"]), layer="below")
-            fig.add_annotation(x=(x0 + x1) / 2, y=y, text=f"<b>{_wrap(stage.name, NAME_WIDTH)}</b>", showarrow=False,
-                               font=dict(size=11))
-            fig.add_annotation(x=(x0 + x1) / 2, y=top - box_height - 4, text=_wrap(stage.data, DATA_WIDTH),
-                               showarrow=False, yanchor="top", font=dict(size=10, color="#444"))
+            fig.add_annotation(x=(x0 + x1) / 2, y=y, text=f"<b>{figures.break_lines(stage.name, NAME_WIDTH)}</b>",
+                               showarrow=False, font=dict(size=11))
+            fig.add_annotation(x=(x0 + x1) / 2, y=top - box_height - 4, showarrow=False,
+                               text=figures.break_lines(stage.data, DATA_WIDTH), yanchor="top",
+                               font=dict(size=10, color="#444"))
             if col:
                 fig.add_annotation(x=x0, y=y, ax=x0 - 2 * pad, ay=y, xref="x", yref="y", axref="x", ayref="y",
                                    text="", showarrow=True, arrowhead=2, arrowsize=1, arrowwidth=1.5,
@@ -174,6 +163,6 @@ def pipeline_figure(recipes: dict | None = None) -> go.Figure:
     fig.update_yaxes(visible=False, range=[-rows * row_height, 0], fixedrange=True, title_text="recipe")
     figures.base_layout(fig, "Post-training recipes, stage by stage, with the data each stage learns from",
                         height=top_margin + rows * row_height + bottom_margin)
-    fig.update_layout(legend=dict(y=-0.01), margin=dict(l=4, r=4, t=top_margin, b=bottom_margin),
-                      plot_bgcolor="white", hovermode="closest")
+    fig.update_layout(legend=dict(yref="paper", yanchor="top", y=-0.01), plot_bgcolor="white", hovermode="closest",
+                      margin=dict(l=4, r=4, t=top_margin, b=bottom_margin))
     return fig

@@ -23,7 +23,8 @@ CONTRAST_JS = r"""selector => {
     document.querySelectorAll(selector).forEach((box, n) => {
         const html = box.querySelectorAll('label, select, option:checked, output, button, .toy-explorer-caption,'
             + ' .widget-label, .widget-readout, .widget-button, .widget-dropdown select, .widget-toggle-button,'
-            + ' .toy-explorer-title, summary, table.toy-explorer-numbers td, table.toy-explorer-numbers th');
+            + ' .toy-explorer-title, .toy-figure-title, summary,'
+            + ' table.toy-explorer-numbers td, table.toy-explorer-numbers th');
         html.forEach(el => {
             if (!el.offsetParent && el.tagName !== 'OPTION') return;
             const text = (el.innerText || el.textContent || '').trim();

@@ -1,4 +1,5 @@
-"""Readable by everyone: explorers and figures fit a 400 px wide phone screen, controls have labels, figures
+"""Readable by everyone: explorers and figures fit a 400 px wide phone screen (no figure text outside its figure
+or over another), controls have labels, figures
 have titles and axis titles, and series differ by more than colour. Checked on every chapter page, for every
 explorer and every plotly figure, in headless Chromium."""
 
@@ -31,12 +32,23 @@ OVERFLOW_JS = """() => {
         gd.querySelectorAll('svg.main-svg').forEach(svg => {
             if (svg.getBoundingClientRect().width > box.width + 1) problems.push('figure ' + k + ' svg is wider');
         });
-        gd.querySelectorAll('svg text').forEach(t => {
-            const r = t.getBoundingClientRect();
-            if (t.textContent.trim() && out(r, box.left, box.right))
-                problems.push('figure ' + k + ' text "' + t.textContent.slice(0, 40) + '" spans ' + Math.round(
-                    r.left - box.left) + '..' + Math.round(r.right - box.left) + ' of ' + Math.round(box.width));
+        // Every text inside the figure, and no two overlapping (tick labels of two axes meeting at a corner
+        // aside: plotly places those): toy.figures breaks the figure's own texts to fit, the page measures nothing.
+        const texts = [...gd.querySelectorAll('svg text')].filter(t => t.textContent.trim())
+            .map(t => ({t: t.textContent.slice(0, 40), r: t.getBoundingClientRect(),
+                        tick: !!t.closest('[class*="tick"]')}));  // xtick, y2tick, ...
+        texts.forEach(({t, r}) => {
+            if (out(r, box.left, box.right) || r.top < box.top - 1 || r.bottom > box.bottom + 1)
+                problems.push('figure ' + k + ' text "' + t + '" spans x ' + Math.round(r.left - box.left) + '..'
+                    + Math.round(r.right - box.left) + ', y ' + Math.round(r.top - box.top) + '..'
+                    + Math.round(r.bottom - box.top) + ' of ' + Math.round(box.width) + ' x ' + Math.round(box.height));
         });
+        texts.forEach((a, i) => texts.slice(i + 1).forEach(b => {
+            const w = Math.min(a.r.right, b.r.right) - Math.max(a.r.left, b.r.left);
+            const h = Math.min(a.r.bottom, b.r.bottom) - Math.max(a.r.top, b.r.top);
+            if (!(a.tick && b.tick) && w > 1 && h > 1)
+                problems.push('figure ' + k + ' texts "' + a.t + '" and "' + b.t + '" overlap');
+        }));
     });
     return problems;
 }"""
@@ -84,13 +96,15 @@ def test_explorers_and_figures_fit_a_400px_screen(bt, browser, site_url, chapter
         assert sum(wide_lines) < sum(narrow_lines), f"titles stay broken at 1280 px: {wide_lines} lines"
 
 
-TITLE_LINES_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => {
-    // An explorer's title is HTML above its plot (lines: its height over its line height); a plain figure's is
-    // plotly's own, broken into lines by the page script.
-    const html = gd.closest('.toy-explorer') && gd.closest('.toy-explorer').querySelector('.toy-explorer-title');
-    if (html) return Math.round(html.getBoundingClientRect().height / parseFloat(getComputedStyle(html).lineHeight));
-    return String(gd._fullLayout.title.text || '').split('<br>').length;
-})"""
+# A figure's title (HTML above the plot, an explorer's or a plain figure's): lines, its height over its line height.
+HTML_TITLE_JS = """gd => {
+    const box = gd.closest('.toy-explorer, .toy-figure');
+    return box && box.querySelector('.toy-explorer-title, .toy-figure-title');
+}"""
+TITLE_LINES_JS = f"""() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => {{
+    const html = ({HTML_TITLE_JS})(gd);
+    return html ? Math.round(html.getBoundingClientRect().height / parseFloat(getComputedStyle(html).lineHeight)) : 0;
+}})"""
 
 A11Y_JS = r"""() => {
     const problems = [];
@@ -114,8 +128,8 @@ A11Y_JS = r"""() => {
     const figures = [...document.querySelectorAll('.js-plotly-plot')];
     figures.forEach((gd, k) => {
         const fl = gd._fullLayout;
-        const html = gd.closest('.toy-explorer') && gd.closest('.toy-explorer').querySelector('.toy-explorer-title');
-        const title = html ? html.textContent : fl.title.text;  // an explorer's title is HTML above its plot
+        const html = (HTML_TITLE_JS)(gd);
+        const title = html ? html.textContent : fl.title.text;  // a title is HTML above its plot
         const id = 'figure ' + k + ' (' + (title || 'untitled') + ')';
         if (placeholder(title)) problems.push(id + ' has no title');
         // Axis titles: every group of visible axes that share a domain (panels stacked on one x axis, or side by
@@ -163,7 +177,7 @@ A11Y_JS = r"""() => {
         });
     });
     return {problems, controls: controls.length, figures: figures.length};
-}"""
+}""".replace("(HTML_TITLE_JS)", f"({HTML_TITLE_JS})")
 
 
 def test_controls_labelled_figures_titled_series_distinguishable(bt, visit, chapter_doc):

@@ -68,7 +68,6 @@ def discount_explorer() -> Explorer:
     fig.update_yaxes(title_text="mean digit tokens", range=[0, L + 0.2], row=2, col=1)
     fig.update_layout(barmode="group")
     base_layout(fig, "", height=700)
-    fig.update_layout(legend=dict(y=-0.12), margin=dict(b=130))
     return Explorer(
         title="The discount: with γ < 1 the best policy ends early",
         controls=[slider("gamma", "Discount γ", GAMMAS, 0.9, fmt="{:g}"),
@@ -146,10 +145,9 @@ def critic_explorer(prompt: int = 2) -> Explorer:
                     customdata=np.array(MC_KS), line=dict(color=SEQUENCE_COLOUR, width=3),
                     marker=dict(symbol="x", size=9, color=SEQUENCE_COLOUR),
                     hovertemplate="K = %{customdata}, %{x} rollouts: %{y:.4f}<extra>Monte Carlo</extra>")
-    fig.update_xaxes(type="log", title_text="rollouts consumed (sampled responses or completions)")
-    fig.update_yaxes(type="log", title_text="RMS error against the exact V")
+    fig.update_xaxes(type="log", title_text="rollouts consumed")
+    fig.update_yaxes(type="log", dtick="D2", title_text="RMS error against the exact V")
     base_layout(fig, "", height=480)
-    fig.update_layout(legend=dict(y=-0.16), margin=dict(b=150))
     outputs = {f: deps for f in CRITIC_FEATURES}
     outputs.update({"mc": deps, "best": deps, "mc9": deps, **{f"floor_{f}": deps for f in CRITIC_FEATURES}})
     return Explorer(
@@ -210,10 +208,9 @@ def gae_discount_explorer(prompt: int = 2) -> Explorer:
     fig.add_scatter(x=g, y=g, mode="lines+markers", name="MSE = bias² + variance",
                     line=dict(color="#222", width=3), marker=dict(symbol="circle", size=8),
                     hovertemplate="γ = %{x}: %{y:.4f}<extra>MSE</extra>")
-    fig.update_xaxes(title_text="γ inside GAE (the objective keeps γ = 1)")
+    fig.update_xaxes(title_text="γ inside GAE (objective: γ = 1)")
     fig.update_yaxes(title_text="error of Â_t against A(s_t, y_t)", rangemode="tozero")
     base_layout(fig, "", height=460)
-    fig.update_layout(legend=dict(y=-0.22), margin=dict(b=130))
     return Explorer(
         title="γ and λ inside the advantage estimator: bias against variance",
         controls=[dropdown("critic", "Critic", GAE_CRITICS, "exact"),
@@ -270,7 +267,6 @@ def bootstrap_explorer(prompt: int = 2) -> Explorer:
     fig.update_xaxes(title_text="λ (0: TD(0) … 1: Monte Carlo)")
     fig.update_yaxes(title_text="error of the averaged target", rangemode="tozero")
     base_layout(fig, "", height=460)
-    fig.update_layout(legend=dict(y=-0.22), margin=dict(b=130))
     return Explorer(
         title="Bootstrapping: a TD target's bias against a Monte Carlo return's variance",
         controls=[dropdown("features", "Critic", {f: f.replace("_", " ") for f in CRITIC_FEATURES}, "last_token"),
@@ -331,7 +327,6 @@ def staleness_explorer(prompt: int = 2) -> Explorer:
     fig.update_xaxes(type="log", title_text="staleness k (updates behind)", tickvals=k)
     fig.update_yaxes(type="log", title_text="variance under π<sub>old</sub>")
     base_layout(fig, "", height=440)
-    fig.update_layout(legend=dict(y=-0.18), margin=dict(b=120))
     return Explorer(
         title="Off-policy staleness: importance weights as the sampling policy falls behind",
         controls=[slider("lr", "Step size", STEP_SIZES, 5.0, fmt="{:g}"),
@@ -405,7 +400,6 @@ def clipping_explorer() -> Explorer:
     fig.update_yaxes(title_text="(p_new − p_old) / p_old", tickformat=".0%", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(title_text="nats / probability", rangemode="tozero", row=2, col=1)
     base_layout(fig, "", height=720)
-    fig.update_layout(legend=dict(y=-0.12), margin=dict(b=150))
     return Explorer(
         title="The trust region: how PPO's clip and DAPO's clip-higher let probabilities move",
         controls=[slider("eps_high", "Upper clip ε_high", EPS_HIGH, 0.28, fmt="{:g}")],

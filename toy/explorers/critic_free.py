@@ -102,8 +102,8 @@ def group_advantages() -> Explorer:
         }
 
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2,
-                        subplot_titles=("Response 1: the credit each of its tokens gets",
-                                        "The whole group: one advantage per response"))
+                        subplot_titles=("Response 1: credit for each token",
+                                        "The whole group: one advantage each"))
     positions = [f"token {t + 1}" for t in range(L)]
     zeros = [0.0] * L
     fig.add_bar(x=positions, y=zeros, name="exact A(s_t, y_t)", marker=figures.EXACT, row=1, col=1,
@@ -126,7 +126,6 @@ def group_advantages() -> Explorer:
     fig.update_xaxes(title_text="response i in the group", dtick=1, row=2, col=1)
     fig.update_layout(barmode="group", bargap=0.25)
     _base_layout(fig, 640)
-    fig.update_layout(legend=dict(y=-0.12), margin=dict(b=120))
     tokens = " ".join("{" + f"y{t}:.0f" + "}" for t in range(L))
     return Explorer(
         title="Critic-free advantages beside exact credit",
@@ -190,8 +189,8 @@ def estimator_variance() -> Explorer:
         return gradient_statistics(state["reward"], state["preset"])
 
     fig = make_subplots(rows=3, cols=1, vertical_spacing=0.1, shared_xaxes=True,
-                        subplot_titles=("Noise per unit of signal: E‖g − E g‖² / ‖E g‖²",
-                                        "Expected gradient along ∇J: ⟨E g, ∇J⟩ / ‖∇J‖² (1 = unbiased)",
+                        subplot_titles=("Noise per unit of signal:<br>E‖g − E g‖² / ‖E g‖²",
+                                        "Expected gradient along ∇J:<br>⟨E g, ∇J⟩ / ‖∇J‖² (1 = unbiased)",
                                         "Angle between E g and ∇J (degrees)"))
     ns = list(VARIANCE_SIZES)
     traces, outputs = [], {}
@@ -204,13 +203,12 @@ def estimator_variance() -> Explorer:
                             hovertemplate="n = %{x}: %{y:.4g}<extra>" + METHOD_LABELS[m] + "</extra>")
             traces.append((len(fig.data) - 1, "y", [f"{quantity}_{m}"]))
             outputs[f"{quantity}_{m}"] = ("reward", "preset")
-    fig.update_xaxes(type="log", tickvals=ns, row=3, col=1, title_text="group size n (responses per prompt)")
+    fig.update_xaxes(type="log", tickvals=ns, row=3, col=1, title_text="group size n (per prompt)")
     fig.update_xaxes(type="log", tickvals=ns)
     fig.update_yaxes(type="log", title_text="relative variance", row=1, col=1)
     fig.update_yaxes(title_text="scale", row=2, col=1)
     fig.update_yaxes(title_text="degrees", rangemode="tozero", row=3, col=1)
     _base_layout(fig, 820)
-    fig.update_layout(legend=dict(y=-0.08), margin=dict(b=110))
     return Explorer(
         title="Bias and variance of the critic-free gradient estimates, exactly",
         controls=[dropdown("reward", "Reward", REWARD_OPTIONS, "sum_to_target"),
@@ -294,9 +292,8 @@ def value_estimates() -> Explorer:
         return out
 
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2,
-                        subplot_titles=("Values along the response: V(s_t) after t tokens",
-                                        "Error of each per-token advantage, averaged over responses: "
-                                        "E[(Â_t − A_t)²]"))
+                        subplot_titles=("Values along the response: V(s_t)",
+                                        "Advantage error E[(Â_t − A_t)²]"))
     ts = list(range(L + 1))
     fig.add_scatter(x=ts, y=[0.0] * (L + 1), mode="lines+markers", name="exact V", row=1, col=1,
                     line=dict(color="#222", width=3), marker=dict(symbol="star", size=11))
@@ -320,7 +317,6 @@ def value_estimates() -> Explorer:
     fig.update_xaxes(title_text="position in the response", row=2, col=1)
     fig.update_layout(barmode="group")
     _base_layout(fig, 700)
-    fig.update_layout(legend=dict(y=-0.1), margin=dict(b=130))
     tokens = " ".join("{" + f"y{t}:.0f" + "}" for t in range(L))
     return Explorer(
         title="With a critic, and without one",
@@ -418,7 +414,7 @@ def training_curves() -> Explorer:
             traces.append((len(fig.data) - 1, "y", [f"{metric}_{m}"]))
             # The exact gradient samples nothing: its curves do not depend on n.
             outputs[f"{metric}_{m}"] = ("beta",) if m == "exact" else ("n", "beta")
-        fig.add_scatter(x=marks, y=[0.0] * len(marks), mode="markers", name="chosen method: mean ± 1 sd over seeds",
+        fig.add_scatter(x=marks, y=[0.0] * len(marks), mode="markers", name="chosen: mean ± 1 sd over seeds",
                         legendgroup="sel", showlegend=col == 1,
                         marker=dict(symbol="circle-open", size=11, color="#222", line=dict(width=2.5)),
                         error_y=dict(type="data", array=[0.0] * len(marks), visible=True, thickness=2, width=6,
@@ -430,7 +426,6 @@ def training_curves() -> Explorer:
     fig.update_yaxes(title_text="E[r]", range=[0, 1.04], row=1, col=1)
     fig.update_yaxes(title_text="KL (nats)", rangemode="tozero", row=1, col=2)
     _base_layout(fig, 560)
-    fig.update_layout(legend=dict(y=-0.2), margin=dict(b=170))
     sel = ("method", "n", "beta")
     outputs.update({"sel_reward": sel, "sel_kl": sel, "sd_reward": sel, "sd_kl": sel, "final_reward": sel,
                     "final_kl": sel, "opt_reward": ("beta",), "opt_kl": ("beta",), "opt_r": ("beta",),

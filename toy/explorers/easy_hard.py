@@ -61,7 +61,7 @@ def resets_explorer(prompt: int = 2) -> Explorer:
 
     deps = ("prefix", "temperature")
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2,
-                        subplot_titles=("Estimates V̂_K(s), each from K fresh rollouts", "Their error against K"))
+                        subplot_titles=("Estimates V̂_K(s) from K rollouts", "Their error against K"))
     fig.add_scatter(x=np.repeat(ks, RESET_REPEATS), y=np.zeros(len(ks) * RESET_REPEATS), mode="markers",
                     name="one estimate V̂_K", marker=dict(color=SEQUENCE_COLOUR, size=6, opacity=0.45, symbol="circle"),
                     row=1, col=1, hovertemplate="K = %{x}: %{y:.3f}<extra>estimate</extra>")
@@ -79,9 +79,8 @@ def resets_explorer(prompt: int = 2) -> Explorer:
                     hovertemplate="K = %{x}: %{y:.4f}<extra>exact</extra>")
     fig.update_xaxes(type="log", title_text="K, rollouts from the prefix")
     fig.update_yaxes(title_text="value estimate", row=1, col=1)
-    fig.update_yaxes(type="log", title_text="RMS error", row=2, col=1)
+    fig.update_yaxes(type="log", dtick="D2", title_text="RMS error", row=2, col=1)
     base_layout(fig, "", height=700)
-    fig.update_layout(legend=dict(y=-0.12), margin=dict(b=130))
     return Explorer(
         title="Resetting is free: Monte Carlo values from restarts converge to the exact V",
         controls=[dropdown("prefix", "Reset to the state", PREFIXES, (1, 2)),
@@ -144,7 +143,6 @@ def prior_explorer() -> Explorer:
     fig.update_yaxes(title_text="probability / share", range=[0, 1.05], row=1, col=1)
     fig.update_yaxes(type="log", title_text="samples needed", row=2, col=1)
     base_layout(fig, "", height=720)
-    fig.update_layout(legend=dict(y=-0.12), margin=dict(b=150))
     return Explorer(
         title="A strong prior: how concentration changes success and the variance of the policy gradient",
         controls=[dropdown("preset", "π_ref", {p: p for p in PRESETS}, "pretrained"),
@@ -184,7 +182,7 @@ def action_space_explorer() -> Explorer:
     fig = go.Figure()
     fig.add_scatter(x=LENGTHS, y=LENGTHS * 1.0, mode="lines", name="every response: log₁₀ |V|^T",
                     line=dict(color=GREY, width=3), hovertemplate="T = %{x}: 10^%{y:,.0f}<extra>|V|^T</extra>")
-    fig.add_scatter(x=LENGTHS, y=LENGTHS * 1.0, mode="lines", name="in play under the prior: log₁₀ e^(hT)",
+    fig.add_scatter(x=LENGTHS, y=LENGTHS * 1.0, mode="lines", name="in play under π_ref: log₁₀ e^(hT)",
                     line=dict(color=EXACT_COLOUR, dash="dash", width=3),
                     hovertemplate="T = %{x}: 10^%{y:,.1f}<extra>e^(hT)</extra>")
     fig.add_scatter(x=[4, 4], y=[4 * np.log10(5), 4 * toy_h / np.log(10)], mode="markers+text",
@@ -195,7 +193,6 @@ def action_space_explorer() -> Explorer:
     fig.update_xaxes(type="log", title_text="response length T (tokens)")
     fig.update_yaxes(type="log", title_text="log₁₀(number of responses)")
     base_layout(fig, "", height=460)
-    fig.update_layout(legend=dict(y=-0.2), margin=dict(b=120))
     return Explorer(
         title="An enormous action space: how many responses there are, and how many a prior keeps in play",
         controls=[dropdown("vocab", "Vocabulary |V|", VOCABULARIES, 50_257),
@@ -242,9 +239,8 @@ def sparse_reward_explorer(prompt: int = 2) -> Explorer:
                     marker=dict(color=SEQUENCE_COLOUR, symbol="x", size=8),
                     hovertemplate="n = %{x:,}: %{y:.3f}<extra>sampled</extra>")
     fig.update_xaxes(type="log", title_text="n, samples drawn")
-    fig.update_yaxes(title_text="P(a rewarded sample among the first n)", range=[0, 1.05])
+    fig.update_yaxes(title_text="P(a rewarded sample in the first n)", range=[0, 1.05])
     base_layout(fig, "", height=440)
-    fig.update_layout(legend=dict(y=-0.2), margin=dict(b=110))
     return Explorer(
         title="Sparse reward: samples until the first success",
         controls=[dropdown("preset", "π_ref", {p: p for p in PRESETS}, "confidently_wrong"),
@@ -287,10 +283,10 @@ def goodhart_explorer(prompt: int = 2) -> Explorer:
     curve_deps = ("comparisons", "features", "dataset")
     here = curve_deps + ("beta",)
     fig = go.Figure()
-    fig.add_scatter(x=[0.0], y=[0.0], mode="lines", name="proxy reward E[r̂] (what is optimised)",
+    fig.add_scatter(x=[0.0], y=[0.0], mode="lines", name="proxy E[r̂] (what is optimised)",
                     line=dict(color=SEQUENCE_COLOUR, dash="dash", width=3),
                     hovertemplate="KL %{x:.2f}: %{y:.3f}<extra>proxy</extra>")
-    fig.add_scatter(x=[0.0], y=[0.0], mode="lines", name="true reward E[r] (what was wanted)",
+    fig.add_scatter(x=[0.0], y=[0.0], mode="lines", name="true E[r] (what was wanted)",
                     line=dict(color=EXACT_COLOUR, width=3), hovertemplate="KL %{x:.2f}: %{y:.3f}<extra>true</extra>")
     fig.add_scatter(x=[0.0, 0.0], y=[0.0, 0.0], mode="markers", name="π*<sub>β</sub> at the selected β",
                     marker=dict(symbol="diamond", size=12, color="#222"),
@@ -298,7 +294,6 @@ def goodhart_explorer(prompt: int = 2) -> Explorer:
     fig.update_xaxes(title_text="KL(π*<sub>β</sub> ‖ π<sub>ref</sub>), nats", rangemode="tozero")
     fig.update_yaxes(title_text="expected reward")
     base_layout(fig, "", height=460)
-    fig.update_layout(legend=dict(y=-0.2), margin=dict(b=120))
     return Explorer(
         title="A learned reward is hackable: optimising a proxy fitted to comparisons",
         controls=[slider("comparisons", "Comparisons", COMPARISONS, 100, fmt="{:,.0f}"),
@@ -360,9 +355,9 @@ def long_credit_explorer(prompt: int = 2) -> Explorer:
     centres = [(i + 0.5) / BINS for i in range(BINS)]
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2,
                         subplot_titles=("Where credit sits along the response", "Per token, against the length"))
-    fig.add_bar(x=centres, y=centres, name="E[A_t²]: the part of Var r token t decides", marker=EXACT, row=1, col=1,
+    fig.add_bar(x=centres, y=centres, name="signal E[A_t²] (Var r decided at t)", marker=EXACT, row=1, col=1,
                 hovertemplate="%{x:.0%} of the way: %{y:.4g}<extra>E[A_t²]</extra>")
-    fig.add_bar(x=centres, y=centres, name="E[(r − V(x) − A_t)²] = Σ_{s≠t} E[A_s²]: noise", marker=SEQUENCE,
+    fig.add_bar(x=centres, y=centres, name="noise E[(r − V(x) − A_t)²]<br>= sum of E[A_s²] over s ≠ t", marker=SEQUENCE,
                 row=1, col=1, hovertemplate="%{x:.0%} of the way: %{y:.4g}<extra>noise</extra>")
     fig.add_scatter(x=LENGTH_CURVE, y=LENGTH_CURVE, mode="lines+markers", name="signal per token: mean E[A_t²]",
                     line=dict(color=EXACT_COLOUR, width=3), marker=dict(symbol="circle"), row=2, col=1,
@@ -376,7 +371,6 @@ def long_credit_explorer(prompt: int = 2) -> Explorer:
     fig.update_yaxes(type="log", title_text="per token", row=2, col=1)
     fig.update_layout(barmode="group", bargap=0.15)
     base_layout(fig, "", height=720)
-    fig.update_layout(legend=dict(y=-0.12), margin=dict(b=140))
     return Explorer(
         title="Long sequences: exact per-token credit up to 1,000 tokens",
         controls=[slider("length", "Length L", LONG_LENGTHS, 1000, fmt="{:,.0f}"),
@@ -414,7 +408,7 @@ def drift_explorer() -> Explorer:
     deps = ("reward", "prompt")
     here = deps + ("beta",)
     fig = go.Figure()
-    fig.add_scatter(x=[0.0], y=[0.0], mode="lines", name="π*<sub>β</sub> ∝ π<sub>ref</sub>·exp(r/β), β from 10 to 0.01",
+    fig.add_scatter(x=[0.0], y=[0.0], mode="lines", name="π*<sub>β</sub> ∝ π<sub>ref</sub>·exp(r/β), β 10 → 0.01",
                     line=dict(color=EXACT_COLOUR, width=3), hovertemplate="KL %{x:.2f}: E[r] %{y:.3f}<extra></extra>")
     fig.add_scatter(x=[0.0, 1.0], y=[0.0, 0.0], mode="lines", name="π_ref",
                     line=dict(color=GREY, dash="dot", width=2), hoverinfo="skip")
@@ -424,7 +418,6 @@ def drift_explorer() -> Explorer:
     fig.update_xaxes(title_text="KL(π*<sub>β</sub> ‖ π<sub>ref</sub>), nats", rangemode="tozero")
     fig.update_yaxes(title_text="expected reward E[r]")
     base_layout(fig, "", height=440)
-    fig.update_layout(legend=dict(y=-0.2), margin=dict(b=110))
     return Explorer(
         title="It must not drift: reward against distance from π_ref",
         controls=[dropdown("reward", "Reward", REWARD_LABELS, "sum_to_target"),

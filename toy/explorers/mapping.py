@@ -54,10 +54,10 @@ def tree_explorer(prompt: int = 2) -> Explorer:
                         hoverinfo="skip")
     xs = [0] + [t + 1 for t in range(L - 1) for _ in range(K)]
     ys = [ROOT_Y] + [float(a) for _ in range(L - 1) for a in range(K)]
-    fig.add_scatter(x=xs, y=ys, mode="markers", name="states s_t (size: P(s_t); colour: V(s_t))",
+    fig.add_scatter(x=xs, y=ys, mode="markers", name="states: size P(s_t), colour V(s_t)",
                     marker=dict(symbol="circle", size=10, color=ys, colorscale="Blues", cmin=0, cmax=1,
                                 line=dict(color="#1f3f66", width=1),
-                                colorbar=dict(title=dict(text="V(s)"), thickness=10, len=0.6)),
+                                colorbar=dict(title=dict(text="V(s)", side="right"), thickness=10, len=0.6)),
                     customdata=ys, hovertemplate="depth %{x}, token %{y}: V = %{customdata:.3f}<extra>state</extra>")
     fig.add_scatter(x=list(range(L)), y=[ROOT_Y] * L, mode="markers", name="the path you chose",
                     marker=dict(symbol="diamond-open", size=24, color="#d62728", line=dict(width=2.5)),
@@ -69,11 +69,11 @@ def tree_explorer(prompt: int = 2) -> Explorer:
     fig.add_scatter(x=leaf_x, y=leaf_y, mode="markers", name="complete response, r = 0",
                     marker=dict(symbol="x-thin-open", size=12, color="#555", line=dict(width=2)),
                     hovertemplate="last token %{y}: r = 0<extra>not rewarded</extra>")
-    fig.update_xaxes(title_text="depth t: tokens written (4: the response is complete)", tickvals=list(range(L + 1)),
+    fig.update_xaxes(title_text="depth t: tokens written so far", tickvals=list(range(L + 1)),
                      range=[-0.4, L + 0.4])
     fig.update_yaxes(title_text="token of the edge into the node", tickvals=list(range(K)), range=[-0.6, K - 0.4])
     base_layout(fig, "", height=520)
-    fig.update_layout(legend=dict(y=-0.2, itemsizing="constant"), margin=dict(b=150))
+    fig.update_layout(legend=dict(itemsizing="constant"))
     deps_path = ("y1", "y2", "y3")
     outputs = {"edge0": (), "edge1": ("y1",), "edge2": ("y1", "y2"), "edge3": deps_path,
                "state_size": ("y1", "y2"), "state_v": ("reward", "y1", "y2"), "path_y": deps_path,

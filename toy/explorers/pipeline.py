@@ -69,11 +69,11 @@ def compounding_errors() -> Explorer:
     x = CURVE_T.astype(float)
     fig.add_scatter(x=x, y=x, name="paying every step (cost T)", mode="lines",
                     line=dict(color="#999", dash="dot", width=1), hoverinfo="skip")
-    fig.add_scatter(x=x, y=x, name="behaviour cloning, exact Σₜ[1 − (1−ε)ᵗ]", mode="lines", line=dict(**BC, width=3))
+    fig.add_scatter(x=x, y=x, name="exact BC: Σₜ[1 − (1−ε)ᵗ]", mode="lines", line=dict(**BC, width=3))
     fig.add_scatter(x=x, y=x, name="DAgger, exact εT", mode="lines", line=dict(**DAGGER, width=3, dash="dash"))
     fig.add_scatter(x=x, y=x, name="εT(T+1)/2 (small εT)", mode="lines", line=dict(color="#555", dash="dashdot"))
     sx = SIM_T.astype(float)
-    fig.add_scatter(x=sx, y=sx, name=f"simulated BC, {EPISODES} episodes (± 2 s.e.)", mode="markers",
+    fig.add_scatter(x=sx, y=sx, name=f"simulated BC, {EPISODES} runs (± 2 s.e.)", mode="markers",
                     marker=dict(symbol="circle-open", size=10, color=BC["color"], line=dict(width=2)),
                     error_y=dict(type="data", array=list(sx), visible=True))
     fig.add_scatter(x=sx, y=sx, name="simulated DAgger (± 2 s.e.)", mode="markers",
@@ -86,7 +86,6 @@ def compounding_errors() -> Explorer:
     fig.update_yaxes(title_text="expected cost (steps off the expert's path)", type="log", dtick=1,
                      exponentformat="power")
     figures.base_layout(fig, "", height=520)
-    fig.update_layout(legend=dict(y=-0.18), margin=dict(b=150))
 
     return Explorer(
         title="Compounding errors: behaviour cloning against DAgger",
@@ -186,7 +185,6 @@ def sft_then_rl() -> Explorer:
     fig.update_xaxes(title_text="RL step")
     fig.update_yaxes(title_text="success rate E[r], exact", range=[0, 1.02])
     figures.base_layout(fig, "", height=460)
-    fig.update_layout(legend=dict(y=-0.2), margin=dict(b=130))
     return Explorer(
         title="SFT, then RL: imitation stops at the demonstrator, RL goes past it",
         controls=[dropdown("base", "Base model", BASES, "sharp"),
@@ -248,7 +246,7 @@ def waiting_for_signal() -> Explorer:
 
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.16, row_heights=[0.6, 0.4],
                         subplot_titles=("Success probability on the hard prompt (exact), one line per seed",
-                                        "Runs that have not sampled a single success yet"))
+                                        "Runs with no success sampled yet"))
     steps = list(range(HARD_STEPS + 1))
     dashes = ["solid", "dot", "dash", "longdash", "dashdot", "longdashdot"]
     for i in range(SHOWN_SEEDS):
@@ -266,7 +264,6 @@ def waiting_for_signal() -> Explorer:
     fig.update_yaxes(title_text="fraction waiting", range=[0, 1.02], row=2, col=1)
     fig.update_xaxes(title_text="RL step k (RLOO, β = 0)", row=2, col=1)
     figures.base_layout(fig, "", height=640)
-    fig.update_layout(legend=dict(y=-0.1), margin=dict(b=110))
     traces = [(i, "y", [f"seed{i}"]) for i in range(SHOWN_SEEDS)]
     traces += [(SHOWN_SEEDS, "y", ["mean"]), (SHOWN_SEEDS + 1, "y", ["waiting"]),
                (SHOWN_SEEDS + 2, "y", ["exact_wait"])]
@@ -322,13 +319,12 @@ def format_gated() -> Explorer:
     fig.add_scatter(x=steps, y=steps, mode="lines+markers", name="RL from the base model",
                     line=dict(color="#d62728", width=2.5, dash="dash"), marker=dict(symbol="x", size=6),
                     hovertemplate="step %{x}: %{y:.3f}<extra>from base</extra>")
-    fig.add_scatter(x=steps, y=steps, mode="lines+markers", name="RL after SFT on readable demonstrations",
+    fig.add_scatter(x=steps, y=steps, mode="lines+markers", name="RL after SFT on readable demos",
                     line=dict(color="#2ca02c", width=3), marker=dict(symbol="circle", size=6),
                     hovertemplate="step %{x}: %{y:.3f}<extra>after SFT</extra>")
-    fig.update_xaxes(title_text="RL step (RLOO, n = 4, all five prompts)")
+    fig.update_xaxes(title_text="RL step (RLOO, n = 4, 5 prompts)")
     fig.update_yaxes(title_text="expected reward (exact)", range=[0, 1.02])
     figures.base_layout(fig, "", height=440)
-    fig.update_layout(legend=dict(y=-0.2), margin=dict(b=110))
     return Explorer(
         title="A format-gated reward: why SFT comes before RL with verifiers",
         controls=[dropdown("reward", "Reward", FORMAT_REWARDS, "gated"),
@@ -411,10 +407,9 @@ def distillation_explorer() -> Explorer:
     fig.update_yaxes(title_text="credit (reward units)", row=1, col=1)
     fig.update_yaxes(title_text="E[r]", range=[0, 1.02], row=2, col=1)
     fig.update_yaxes(title_text="KL (nats)", rangemode="tozero", row=3, col=1)
-    fig.update_xaxes(title_text="step (4 sampled responses per prompt, all five prompts)", row=3, col=1)
+    fig.update_xaxes(title_text="step (n = 4, all 5 prompts)", row=3, col=1)
     fig.update_layout(barmode="group")
     figures.base_layout(fig, "", height=820)
-    fig.update_layout(legend=dict(y=-0.08), margin=dict(b=120))
     methods = list(distillation.METHODS)
     deps = ("reward", "beta")
     outputs = {"A": ("reward", "response"), "seq": ("reward", "response"), "sig": ("reward", "beta", "response"),

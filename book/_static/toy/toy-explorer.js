@@ -2,177 +2,14 @@
 // Each .toy-explorer element carries a JSON payload: controls, outputs precomputed by `toy` at build time
 // (float64, base64), and bindings from outputs to the figure's traces and title. This script only looks
 // values up and redraws; it computes nothing. Exposes window.toyExplorers (element id -> API) for tests.
-// It also makes every plotly figure on the page fit its column, whatever its width (layout only, no numbers):
-// titles, subplot titles, axis titles and legend entries broken into lines when too long (plotly's automargin,
-// on in its templates, makes room for them and for tick labels), figures resized when their column settles.
+// It also resizes every plotly figure on the page when its column settles.
 // Colours follow the reader's theme by CSS (toy/figure_theme.css).
 (function () {
   "use strict";
 
-  // -- Texts that fit: break a title, axis title or legend entry into lines when the figure is too narrow. ----
-  const ruler = document.createElement("canvas").getContext("2d");
-  function textWidth(text, font) {
-    ruler.font = font.size + "px " + font.family;
-    return ruler.measureText(text.replace(/<[^>]*>/g, "")).width;
-  }
-  function wrapText(text, font, width) {
-    if (text.includes("<br>") || textWidth(text, font) <= width) return text;
-    const lines = [];
-    let line = "";
-    text.split(" ").forEach((word) => {
-      const longer = line ? line + " " + word : word;
-      if (line && textWidth(longer, font) > width) { lines.push(line); line = word; } else line = longer;
-    });
-    lines.push(line);
-    return lines.join("<br>");
-  }
-  // Room for a text anchored at x pixels (of a figure `total` pixels wide), given how it is anchored; with a
-  // margin, since the canvas measures text a little differently from the SVG that shows it.
-  function room(x, anchor, total) {
-    const free = anchor === "left" ? total - x : anchor === "right" ? x : 2 * Math.min(x, total - x);
-    return 0.94 * free - 8;
-  }
-  function autoAnchor(anchor, frac) {
-    if (anchor !== "auto") return anchor;
-    return frac < 1 / 3 ? "left" : frac > 2 / 3 ? "right" : "center";
-  }
-  // Each fitted value remembers what the figure gave (`given`) and what was shown instead (`shown`), so a later
-  // fit (after a resize) starts from the figure's own text; a value that changed since is taken as given anew.
-  function given(gd, key, current) {
-    const memo = gd._toyFit || (gd._toyFit = {});
-    if (!memo[key] || memo[key].shown !== current) memo[key] = { given: current, shown: current };
-    return memo[key];
-  }
-  // What the last fit showed, put into a layout about to be drawn (where it still holds what the figure gave), so
-  // that redrawing an explorer does not undo the fit and fit again (a second relayout).
-  function applyFit(gd, traces, layout) {
-    Object.entries(gd._toyFit || {}).forEach(([path, t]) => {
-      const m = /^name(\d+)$/.exec(path);
-      const [obj, at] = m ? [traces[Number(m[1])], "name"] : [layout, path];
-      const now = obj && getPath(obj, at);
-      if (obj && (now === t.given || now === undefined)) setPath(obj, at, t.shown);
-    });
-  }
-  const LINE = 1.3;  // line height, in font sizes
-  function fitTexts(gd) {
-    const fl = gd._fullLayout;
-    if (!fl || !fl.width || gd._toyFitting) return Promise.resolve();
-    const W = fl.width;
-    // The plot area as the figure gives it (before plotly's automargin makes room for tick labels, which change
-    // with the data): a fit then depends on the width only, and refitting what it showed changes nothing.
-    const plotL = fl.margin.l;
-    const plotW = W - fl.margin.l - fl.margin.r;
-    const plotH = given(gd, "height", fl.height).given - given(gd, "margin.t", fl.margin.t).given - fl.margin.b;
-    const updates = {};
-    // Panels stacked one above another: text lines added by wrapping inside the gap between two panels (a lower
-    // panel's subplot title, an upper panel's x-axis title) are paid for by a taller figure, so nothing overlaps.
-    const yDomains = (fl._subplots.yaxis || []).map((id) => fl["yaxis" + id.slice(1)]).filter(Boolean)
-      .map((ax) => ax.domain);
-    const gaps = {};
-    function addToGap(lower, extra) {  // `lower`: paper y of the top of the panel below the gap
-      let upper = null;
-      yDomains.forEach(([lo]) => { if (lo > lower + 1e-6 && (upper === null || lo < upper)) upper = lo; });
-      if (upper === null || extra <= 0) return;
-      const gap = gaps[lower.toFixed(4)] || (gaps[lower.toFixed(4)] = { size: upper - lower, extra: 0 });
-      gap.extra += extra;
-    }
-    // Subplot titles (paper-anchored annotations without arrows): wrap; those on the top edge need room above.
-    let topBlock = 0;
-    (fl.annotations || []).forEach((a, i) => {
-      if (a.xref !== "paper" || a.showarrow || !a.text) return;
-      const t = given(gd, "annotations[" + i + "].text", a.text);
-      t.shown = wrapText(t.given, a.font, room(plotL + a.x * plotW, autoAnchor(a.xanchor, a.x), W));
-      if (t.shown !== a.text) updates["annotations[" + i + "].text"] = t.shown;
-      const lines = t.shown.split("<br>").length;
-      if (a.yref === "paper" && a.y >= 0.99) topBlock = Math.max(topBlock, lines * a.font.size * LINE);
-      else if (a.yref === "paper") addToGap(a.y, (lines - 1) * a.font.size * LINE);
-    });
-    // The figure's title: wrap; when it takes several lines, hang it from the top and make the top margin fit.
-    const title = fl.title;
-    const hasTitle = gd.layout.title && (typeof gd.layout.title === "string" || gd.layout.title.text);
-    let titleTop = null;  // when the title takes several lines: its offset from the top, in pixels
-    let marginGrowth = 0;
-    if (hasTitle && title.text) {
-      const t = given(gd, "title.text", title.text);
-      const top = given(gd, "margin.t", fl.margin.t);
-      const anchor = given(gd, "title.yanchor", title.yanchor);
-      const x = title.xref === "paper" ? plotL + title.x * plotW : title.x * W;
-      t.shown = wrapText(t.given, title.font, room(x, autoAnchor(title.xanchor, title.x), W));
-      const lines = t.shown.split("<br>").length;
-      if (lines > 1) {
-        const pad = 8;  // plotly sets a top-anchored title about one font size too high: hang it that much lower
-        titleTop = pad + title.font.size;
-        anchor.shown = "top";
-        top.shown = Math.max(top.given, 2 * pad + lines * title.font.size * LINE + topBlock);
-      } else {
-        anchor.shown = anchor.given;
-        top.shown = top.given;
-      }
-      marginGrowth = top.shown - top.given;
-      if (t.shown !== title.text) updates["title.text"] = t.shown;
-      if (top.shown !== fl.margin.t) updates["margin.t"] = top.shown;
-      if (anchor.shown !== title.yanchor) updates["title.yanchor"] = anchor.shown;
-    } else if (topBlock) {  // no SVG title (an explorer's is HTML above the plot): room for the top subplot titles
-      const top = given(gd, "margin.t", fl.margin.t);
-      top.shown = Math.max(top.given, topBlock + 8);
-      marginGrowth = top.shown - top.given;
-      if (top.shown !== fl.margin.t) updates["margin.t"] = top.shown;
-    }
-    // Axis titles longer than their axis: wrap, and let plotly make room for the extra lines.
-    ["xaxis", "yaxis"].forEach((letter) => (fl._subplots[letter] || []).forEach((id) => {
-      const name = letter + id.slice(1);
-      const ax = fl[name];
-      const own = gd.layout[name] && gd.layout[name].title;
-      if (!ax || !ax.title || !ax.title.text || !own) return;
-      const t = given(gd, name + ".title.text", ax.title.text);
-      const length = (letter === "xaxis" ? plotW : plotH) * (ax.domain[1] - ax.domain[0]);
-      t.shown = wrapText(t.given, ax.title.font, 0.94 * length - 8);
-      if (t.shown !== ax.title.text) updates[name + ".title.text"] = t.shown;  // (plotly's templates: automargin)
-      const anchorAxis = letter === "xaxis" && ax.anchor && fl["yaxis" + ax.anchor.slice(1)];
-      if (anchorAxis && anchorAxis.domain[0] > 0.01) {  // an inner x axis: its title sits in the gap below
-        let below = null;
-        const bottom = anchorAxis.domain[0];
-        yDomains.forEach(([, hi]) => { if (hi < bottom - 1e-6 && (below === null || hi > below)) below = hi; });
-        if (below !== null) addToGap(below, (t.shown.split("<br>").length - 1) * ax.title.font.size * LINE);
-      }
-    }));
-    // A taller figure for the lines added above: the plot area keeps its height, every gap gets its extra lines.
-    const height = given(gd, "height", fl.height);
-    let grow = 0;
-    Object.values(gaps).forEach((g) => { grow = Math.max(grow, g.extra / g.size); });
-    height.shown = height.given + marginGrowth + grow;
-    if (Math.abs(height.shown - fl.height) > 0.5) {
-      updates.height = height.shown;
-      if (fl.autosize) updates.autosize = true;  // after height: setting a height alone turns plotly's autosize off
-    }
-    const titleY = given(gd, "title.y", fl.title ? fl.title.y : "auto");
-    titleY.shown = titleTop === null ? titleY.given : 1 - titleTop / height.shown;
-    if (fl.title && titleY.shown !== fl.title.y) updates["title.y"] = titleY.shown;
-    const wrap = gd.parentElement;  // plotly's HTML wraps a figure in a div of its fixed height
-    if (wrap && !gd.closest(".toy-explorer") && /px$/.test(wrap.style.height)) wrap.style.height = height.shown + "px";
-    // Legend entries wider than the figure (with room for the symbol): wrap the series' names.
-    const names = [], indices = [];
-    if (fl.showlegend !== false && fl.legend) {
-      (gd._fullData || []).forEach((trace) => {
-        if (!trace.showlegend || trace.visible !== true || !trace.name) return;
-        const t = given(gd, "name" + trace.index, trace.name);
-        t.shown = wrapText(t.given, fl.legend.font, 0.94 * W - 60);
-        if (t.shown !== trace.name) { names.push(t.shown); indices.push(trace.index); }
-      });
-    }
-    if (!Object.keys(updates).length && !names.length) return Promise.resolve();
-    gd._toyFitting = true;
-    try {
-      const done = names.length ? Plotly.update(gd, { name: names }, updates, indices) : Plotly.relayout(gd, updates);
-      return Promise.resolve(done).finally(() => { gd._toyFitting = false; });
-    } catch (err) {
-      gd._toyFitting = false;
-      throw err;
-    }
-  }
   // Follow the figure's container: plotly's own `responsive` only listens to window resizes, so a column that
-  // settles to its width later (the theme's sidebars) left figures wider than the page. Then refit the titles.
-  // (The book's figures have no fixed width: toy.figures lays them out to follow the page.)
+  // settles to its width later (the theme's sidebars) left figures wider than the page. Every text in a figure
+  // fits a phone screen as toy.figures breaks it (titles are HTML above the plot), so nothing is measured here.
   function follow(gd) {
     const width = gd.getBoundingClientRect().width;
     if (!gd._fullLayout || width <= 0 || Math.abs(width - gd._fullLayout.width) <= 1) return;
@@ -180,8 +17,7 @@
     gd._toyResizing = true;
     requestAnimationFrame(() => {
       // Plotly.Plots.resize never settles when another resize (plotly's own, on window resizes) supersedes it
-      const resized = Promise.race([Plotly.Plots.resize(gd), new Promise((r) => setTimeout(r, 1000))]);
-      resized.then(() => fitTexts(gd)).finally(() => {
+      Promise.race([Plotly.Plots.resize(gd), new Promise((r) => setTimeout(r, 1000))]).finally(() => {
         gd._toyResizing = false;
         if (gd._toyResizeAgain) { gd._toyResizeAgain = false; follow(gd); }
       });
@@ -189,12 +25,6 @@
   }
   const resizer = typeof ResizeObserver === "undefined" ? null
     : new ResizeObserver((entries) => entries.forEach((entry) => follow(entry.target)));
-  function watchTexts(gd) {
-    if (gd._toyWatched || typeof gd.on !== "function") return;
-    gd._toyWatched = true;
-    gd.on("plotly_relayout", () => { if (!gd._toyFitting) fitTexts(gd); });
-    if (resizer) resizer.observe(gd);
-  }
 
   // -- Numbers in titles written exactly as Python writes them ("{x:.3f}", "{x:g}"): Python rounds the exact
   // binary value half to even (0.3125 -> "0.312"), JavaScript's toFixed rounds half up ("0.313"). String work only.
@@ -247,9 +77,6 @@
     return new Float64Array(await new Response(stream).arrayBuffer());
   }
 
-  function getPath(obj, path) {
-    return path.split(/[.[\]]+/).filter(Boolean).reduce((o, k) => (o == null ? undefined : o[k]), obj);
-  }
   function setPath(obj, path, value) {
     const keys = path.split(/[.[\]]+/).filter(Boolean);
     let o = obj;
@@ -278,9 +105,6 @@
     figDiv.setAttribute("aria-describedby", titleDiv.id);
     const texts = {};  // layout path -> the text shown for it (the title's in titleDiv)
     const TITLE = "title.text";
-    const givenTitle = spec.figure.layout.title || {};
-    const titled = givenTitle.text || spec.layout.some(([path]) => path === TITLE);
-    const marginTop = Math.max(((spec.figure.layout.margin || {}).t || 70) - (titled ? 40 : 0), 30);
 
     function output(name) {
       const o = spec.outputs[name];
@@ -344,12 +168,10 @@
         return [Math.min(...arr), Math.max(...arr)];
       });
       const layout = JSON.parse(JSON.stringify(spec.figure.layout));
-      texts[TITLE] = givenTitle.text || "";
+      texts[TITLE] = spec.figure_title;
       spec.layout.forEach(([path, template]) => { texts[path] = render(template); });
       Object.entries(texts).forEach(([path, text]) => { if (path !== TITLE) setPath(layout, path, text); });
-      layout.title = Object.assign({}, givenTitle, { text: "" });
-      layout.margin = Object.assign({}, layout.margin, { t: marginTop }, margins);
-      applyFit(figDiv, traces, layout);
+      layout.margin = Object.assign({}, layout.margin, margins);
       return { traces, layout, updates, ext };
     }
 
@@ -389,7 +211,7 @@
     let redraws = 0;
     let drawnLayout = null;  // the layout last given to plotly (JSON): a redraw that keeps it changes data only
     // Side and bottom margins only grow: the widest the figure has needed (plotly's automargin, for tick labels
-    // and wrapped axis titles) is kept, so a new axis range with other tick labels does not make plotly draw twice.
+    // and axis titles) is kept, so a new axis range with other tick labels does not make plotly draw twice.
     const margins = {};
     function keepMargins() {
       const size = figDiv._fullLayout && figDiv._fullLayout._size;
@@ -431,15 +253,14 @@
       let done;
       if (key === drawnLayout) {
         // The same layout: new ranges (ticks only) now, then the traces' data by plotly's transition path, which
-        // draws in the next animation frame, before it is painted. No relayout of texts, nothing to fit.
+        // draws in the next animation frame, before it is painted. No relayout of texts.
         const indices = updates.map((u, i) => (Object.keys(u).length ? i : -1)).filter((i) => i >= 0);
         const data = () => Plotly.animate(figDiv, { data: indices.map((i) => updates[i]), traces: indices },
           { transition: { duration: 0 }, frame: { duration: 0, redraw: false }, mode: "immediate" });
         done = Object.keys(moved).length ? Promise.resolve(Plotly.relayout(figDiv, moved)).then(data) : data();
       } else {
         drawnLayout = key;
-        done = Promise.resolve(Plotly.react(figDiv, traces, layout, { displaylogo: false }))
-          .then(() => fitTexts(figDiv));
+        done = Plotly.react(figDiv, traces, layout, { displaylogo: false });
       }
       return Promise.resolve(done).then(() => {
         keepMargins();
@@ -533,7 +354,7 @@
       },
     };
     await redraw();
-    watchTexts(figDiv);
+    if (resizer) resizer.observe(figDiv);
     window.toyExplorers = window.toyExplorers || {};
     window.toyExplorers[root.id] = api;
     root.dataset.ready = "true";
@@ -553,16 +374,16 @@
         throw err;
       });
     });
-    // Plain figures (plotly's own output in the page) get their titles fitted too.
-    const plain = [...document.querySelectorAll(".js-plotly-plot")].filter((gd) => !gd.closest(".toy-explorer"));
-    plain.forEach((gd) => {
-      watchTexts(gd);
-      fitTexts(gd);
+    // Plain figures (plotly's own output in the page, also when Live code puts one in later) follow their column.
+    const followPlain = () => document.querySelectorAll(".js-plotly-plot").forEach((gd) => {
+      if (resizer && !gd.closest(".toy-explorer")) resizer.observe(gd);
     });
+    followPlain();
     // Explorers put into the page later (Live code re-runs a cell and shows its output in place) start too;
     // those whose element has left the page are forgotten.
     let later = 0;
     new MutationObserver(() => {
+      followPlain();
       document.querySelectorAll(".toy-explorer:not([data-started])").forEach((root) => {
         root.dataset.started = "true";
         if (!root.id) root.id = "toy-explorer-later-" + later++;
