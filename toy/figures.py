@@ -25,7 +25,7 @@ PATTERNS = ("", "/", ".", "x", "\\", "+", "-", "|")
 FONT = dict(family="system-ui, -apple-system, Segoe UI, Roboto, sans-serif", size=13)
 LINE_CHARS = 36
 """The longest line of a text drawn in a figure (subplot titles, axis titles, legend entries), in characters: at the
-book's font sizes (13 px, 14 px for subplot titles) such a line fits a 360 px phone screen, so no text is measured
+book's font sizes (13 px, 14 px for subplot titles) such a line fits a 400 px phone screen, so no text is measured
 in the page. Titles are HTML above the plot (``lift_title``) and wrap by themselves."""
 
 
