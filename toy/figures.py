@@ -78,9 +78,12 @@ def fit_texts(fig: go.Figure) -> go.Figure:
         if a.text and a.xref == "paper" and not a.showarrow:  # subplot titles
             share = min(1.0, 2 * min(a.x, 1 - a.x)) if a.x is not None else 1.0
             a.update(text=break_lines(a.text, max(12, int(LINE_CHARS * share))), font_size=14)
-    fig.for_each_xaxis(lambda ax: ax.title.text and ax.update(title_text=break_lines(ax.title.text)))
-    fig.for_each_yaxis(lambda ax: ax.title.text and ax.update(title_text=break_lines(ax.title.text)))
-    fig.for_each_trace(lambda t: t.name and t.update(name=break_lines(t.name)))
+    for axis in [*fig.select_xaxes(), *fig.select_yaxes()]:
+        if axis.title.text:
+            axis.title.text = break_lines(axis.title.text)
+    for trace in fig.data:
+        if trace.name:
+            trace.name = break_lines(trace.name)
     return fig
 
 
