@@ -22,6 +22,10 @@ EXACT = dict(color="#1f77b4")
 SEQUENCE = dict(color="#ff7f0e", pattern=dict(shape="/", fgcolor="#7a3a00", solidity=0.3))
 PATTERNS = ("", "/", ".", "x", "\\", "+", "-", "|")
 """Bar fill patterns, so that series differ by more than colour."""
+SIGNAL_LABEL = "signal E[A_t²] (Var r decided at t)"
+NOISE_LABEL = "noise E[(r − V(x) − A_t)²]<br>= sum of E[A_s²] over s ≠ t"
+"""Legend entries of the two mean squares (reward²) that Figure 4.1's lower panel and 4.2's long-credit panel
+compare: the part of Var r that position t decides, and the noise r − V(x) adds at t."""
 FONT = dict(family="system-ui, -apple-system, Segoe UI, Roboto, sans-serif", size=13)
 LINE_CHARS = 36
 """The longest line of a text drawn in a figure (subplot titles, axis titles, legend entries), in characters: at the
@@ -106,10 +110,10 @@ def credit_bars(length: int) -> go.Figure:
                 legendgroup="exact", row=1, col=1, hovertemplate="%{x}: %{y:.4f}<extra>exact</extra>")
     fig.add_bar(x=positions, y=empty, name="sequence-level r − V(x), every token", marker=SEQUENCE,
                 legendgroup="seq", row=1, col=1, hovertemplate="%{x}: %{y:.4f}<extra>sequence-level</extra>")
-    fig.add_bar(x=positions, y=empty, name="signal E[A_t²] (Var r decided at t)", marker=EXACT,
+    fig.add_bar(x=positions, y=empty, name=SIGNAL_LABEL, marker=EXACT,
                 showlegend=True, legendgroup="exact2", row=2, col=1,
                 hovertemplate="%{x}: %{y:.4f}<extra>E[A_t²]</extra>")
-    fig.add_bar(x=positions, y=empty, name="noise E[(r − V(x) − A_t)²]<br>= sum of E[A_s²] over s ≠ t",
+    fig.add_bar(x=positions, y=empty, name=NOISE_LABEL,
                 marker=SEQUENCE, legendgroup="seq2", row=2, col=1, hovertemplate="%{x}: %{y:.4f}<extra>noise</extra>")
     fig.update_yaxes(title_text="advantage", zeroline=True, zerolinecolor="#444", row=1, col=1)
     fig.update_yaxes(title_text="mean square (reward²)", rangemode="tozero", row=2, col=1)

@@ -16,7 +16,7 @@ from plotly.subplots import make_subplots
 from .. import exploration, longrun, resets
 from ..exact import value
 from ..explorer import Explorer, dropdown, slider
-from ..figures import EXACT, SEQUENCE, base_layout
+from ..figures import EXACT, NOISE_LABEL, SEQUENCE, SIGNAL_LABEL, base_layout
 from ..policy import PRESETS, PROMPTS, VOCAB_SIZE, check_prompt, reference_policy
 from ..reward_models import PROXY_FEATURES, ProxyReward, optimisation_curve
 from ..rewards import REWARDS
@@ -355,9 +355,9 @@ def long_credit_explorer(prompt: int = 2) -> Explorer:
     centres = [(i + 0.5) / BINS for i in range(BINS)]
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2,
                         subplot_titles=("Where credit sits along the response", "Per token, against the length"))
-    fig.add_bar(x=centres, y=centres, name="signal E[A_t²] (Var r decided at t)", marker=EXACT, row=1, col=1,
+    fig.add_bar(x=centres, y=centres, name=SIGNAL_LABEL, marker=EXACT, row=1, col=1,
                 hovertemplate="%{x:.0%} of the way: %{y:.4g}<extra>E[A_t²]</extra>")
-    fig.add_bar(x=centres, y=centres, name="noise E[(r − V(x) − A_t)²]<br>= sum of E[A_s²] over s ≠ t", marker=SEQUENCE,
+    fig.add_bar(x=centres, y=centres, name=NOISE_LABEL, marker=SEQUENCE,
                 row=1, col=1, hovertemplate="%{x:.0%} of the way: %{y:.4g}<extra>noise</extra>")
     fig.add_scatter(x=LENGTH_CURVE, y=LENGTH_CURVE, mode="lines+markers", name="signal per token: mean E[A_t²]",
                     line=dict(color=EXACT_COLOUR, width=3), marker=dict(symbol="circle"), row=2, col=1,
