@@ -9,12 +9,18 @@ if [ ! -x .venv-nbgrader/bin/python ]; then
   "${PYTHON:-python3}" -m venv .venv-nbgrader
 fi
 .venv-nbgrader/bin/python -m pip install --quiet -r requirements-nbgrader.txt
-if ! command -v chromium >/dev/null 2>&1; then
+# Debian packages the tests need: Chromium for the browser tests, bubblewrap for the course grader's sandbox
+missing=()
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    echo "Installing Debian's chromium for the browser tests..."
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    echo "Installing Debian's ${missing[*]} for the tests (waits for apt's lock if another program holds it)..."
+    apt-get -o DPkg::Lock::Timeout=300 update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y \
+      "${missing[@]}"
   else
-    echo "The browser tests need Chromium at /usr/bin/chromium: run 'sudo apt-get install chromium' and try again." >&2
+    echo "The tests need ${missing[*]}: run 'sudo apt-get install ${missing[*]}' and try again." >&2
     exit 1
   fi
 fi

@@ -674,11 +674,7 @@ EXEMPT = {
                          "TabularPolicy check their construction)",
     "toy.train.Curves.first_signal": "takes no argument",
     "toy.prose.Quoted": "a str subclass whose repr is its text: any str is valid input",
-    "toy.grading": "the course grader (issue 12): command-line tooling for instructors, run on a folder of submitted "
-                   "notebooks; its functions take what the grader built itself (jobs, answer keys, limits, records "
-                   "from the sandboxed harness) and report a student's bad notebook as a verdict, never by raising; "
-                   "tests/test_grading.py and tests/test_course.py drive it end to end",
-    "toy.exercises.call": "internal to toy.exercises.check (and the grader's harness): runs the student's function "
+    "toy.exercises.call": "internal to toy.exercises.check: runs the student's function "
                           "on a case check built, with the time limit check has already validated",
     "toy.exercises.judge": "internal to toy.exercises.check: compares an Outcome that call built with the reference "
                            "answer; never sees a value a user typed",

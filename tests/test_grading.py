@@ -1,36 +1,455 @@
-"""Grading a class (toy.grading): marks the grader computes itself, forbidden references, the sandbox, --jobs,
-the gradebook, and the nbgrader route checked with nbgrader's own commands.
+"""Grading a class a class cannot fool (``course``): a hostile class, runs that are stopped and resumed, two runs at
+once, and the pieces (the plain-data protocol, the code an exercise needs, the toy without forbidden code, copy
+detection), plus the nbgrader route checked with nbgrader's own commands.
 
-One batch of made-up submissions is graded once (module fixture) and each test reads its part: a complete
-notebook, a partial one that also loops, one that crashes, one that forges check records, one that monkeypatches
-toy and the checks, one that calls a forbidden reference, one that allocates memory without limit, and one that
-forks processes. Each gets the mark it deserves, and the others are graded as usual.
+The sandbox is bubblewrap's: these tests need ``bwrap`` (``scripts/test.sh`` installs Debian's ``bubblewrap``
+when run as root, as CI is) and fail, never skip, without it.
 """
 
 from __future__ import annotations
 
+import ast
 import csv
-import importlib.util
+import hashlib
 import json
 import os
 import re
+import secrets
+import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
-from toy.grading import batch, marks
+from course import classroom, cli, editions, marks, protocol, restricted, sandbox, similarity, slicing
+from tests import hostile_class as hc
 
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("course", ROOT / "scripts" / "course.py")
-course = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(course)
-
-NAME = "4.1-formal-mapping.ipynb"
+NAME = hc.NOTEBOOK
 BOOK = ROOT / "chapters" / "04-the-llm-as-a-policy" / NAME
-EXERCISES = ["4.1-value", "4.1-response-probability", "4.1-token-advantages"]
+EXERCISES = hc.EXERCISES
+LIMITS = sandbox.Limits(memory_mb=1024, processes=64, disk_mb=64)
+
+
+def own_uids(monkeypatch) -> tuple[int, int]:
+    """A uid range for this test's sandboxes alone (tests run side by side), for it and its subprocesses."""
+    low = sandbox.UID_RANGE[0] + secrets.randbelow(10_000) * 100_000
+    monkeypatch.setenv("TOYBOOK_SANDBOX_UIDS", f"{low}-{low + 100_000}")
+    return low, low + 100_000
+
+
+def sandbox_processes(uids: tuple[int, int]) -> list[int]:
+    """Processes running as one of ``uids`` (a test's sandboxes)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                if uids[0] <= os.stat(f"/proc/{pid}").st_uid < uids[1]:
+                    found.append(int(pid))
+            except OSError:
+                continue
+    return found
+
+
+def cgroups_of(pid: int) -> list[Path]:
+    return [p for root in [*sandbox.CGROUP_ROOTS.values(), sandbox.CGROUP_V2] if root.is_dir()
+            for p in root.glob(f"{sandbox.PREFIX}-{pid}-*")]
+
+
+def digest(paths) -> dict:
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in paths if p.is_file()}
+
+
+def read_csv(path: Path) -> list[dict]:
+    with path.open() as f:
+        return list(csv.DictReader(f))
+
+
+def statuses(out: Path) -> dict:
+    return {(r["student"], r["exercise"]): r["status"] for r in read_csv(out / "grades.csv")}
+
+
+def messages(out: Path) -> dict:
+    return {(r["student"], r["exercise"]): r["message"] for r in read_csv(out / "grades.csv")}
+
+
+def test_the_machine_can_sandbox():
+    """CI and course machines grade in bubblewrap; the test says what is missing rather than skipping."""
+    assert sandbox.requirements() is None, sandbox.requirements()
+
+
+# -- the hostile class -------------------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_a_hostile_class_gets_what_it_deserves_and_harms_nothing(tmp_path, monkeypatch):
+    uids = own_uids(monkeypatch)
+    cls, out = tmp_path / "class", tmp_path / "out"
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.setblocking(False)
+    paths = {"repo": str(ROOT), "class": str(cls), "classmate": str(cls / "honest_a" / NAME), "out": str(out),
+             "gradebook": str(out / "gradebook.csv"), "marker": str(tmp_path / "marker"),
+             "litter": f"/tmp/toybook-litter-{secrets.token_hex(4)}", "port": server.getsockname()[1]}
+    hc.write_class(cls, paths)
+    unreadable = hc.malformed(cls, cls / "honest_a" / NAME)
+    guarded = [*ROOT.glob("toy/**/*.py"), *ROOT.glob("course/*.py"), *ROOT.glob("chapters/**/*.ipynb"),
+               *Path(sys.prefix).glob("lib/python3*/site-packages/*.pth"), cls / "honest_a" / NAME]
+    before = digest(guarded)
+    start = time.monotonic()
+    about = cli.grade(cls, out, jobs=2, timeout=60, cell_timeout=10, case_timeout=5, limits=LIMITS,
+                      progress=False)
+    seconds = time.monotonic() - start
+    gradebook = (out / "gradebook.csv").read_text()
+    got, said = statuses(out), messages(out)
+    wrong = []
+
+    def expect(student, exercise, allowed, why):
+        if got.get((student, exercise)) not in allowed:
+            wrong.append(f"{student} {exercise}: {got.get((student, exercise))} ({why}); "
+                         f"{said.get((student, exercise), '')[:160]}")
+
+    # honest students keep full marks, whatever their classmates do
+    for student in ("honest_a", "honest_b", "copycat", "no_checks"):
+        for ex in EXERCISES:
+            expect(student, ex, {"pass"}, "an honest answer")
+    # attacks that return the right answer only if they failed: a pass proves the attack failed
+    for student in ("writer", "reader", "source_reader", "litter", "many_files", "fork_bomb", "killer", "daemon",
+                    "network"):
+        for ex in EXERCISES:
+            expect(student, ex, {"pass"}, "the attack should have failed")
+    # the forbidden reference, however reached, earns nothing
+    expect("shortcut", "4.1-value", {"forbidden"}, "toy.value called")
+    expect("alias", "4.1-value", {"forbidden"}, "toy.value imported under another name")
+    expect("renamed_code", "4.1-value", {"forbidden"}, "toy.value's code under another name")
+    expect("recompiled", "4.1-value", {"forbidden"}, "toy.value's source compiled again")
+    expect("helper_route", "4.1-value", {"forbidden"}, "toy.values")
+    for student in ("thread", "forked", "subprocess"):
+        expect(student, "4.1-value", {"error", "forbidden"}, "toy.value in another thread or process")
+    # forged answers, patched grader code, limits, time
+    expect("forger", "4.1-value", {"fail"}, "a wrong answer, forged replies around it")
+    expect("forger", "4.1-response-probability", {"error"}, "SystemExit")
+    expect("patcher", "4.1-value", {"fail"}, "patched json, numpy and builtins")
+    expect("patcher", "4.1-response-probability", {"fail", "error"}, "patched json")
+    expect("memory_hog", "4.1-value", {"error", "timeout"}, "more memory than the sandbox has")
+    if "attack succeeded" in said[("memory_hog", "4.1-value")]:
+        wrong.append("memory_hog: four processes of 300 MB each fitted in a sandbox of 1024 MB")
+    expect("spinner", "4.1-value", {"timeout"}, "a loop that ignores SIGXCPU")
+    expect("sleeper", "4.1-value", {"timeout"}, "a set-up that never ends")
+    expect("sleeper", "4.1-response-probability", {"missing"}, "never defined")
+    expect("flood", "4.1-value", {"fail"}, "an answer too large to send")
+    expect("exits", "4.1-value", {"error"}, "os._exit in the set-up")
+    expect("whoami", "4.1-value", {"error"}, "reports its user")
+    for student in ("forger", "patcher", "memory_hog", "spinner", "flood", "exits", "whoami", "shortcut", "thread"):
+        expect(student, "4.1-token-advantages", {"pass"}, "the other exercises are graded as usual")
+    assert not wrong, "\n".join(wrong)
+
+    # never root, no capabilities, and nothing of the machine in view
+    whoami = said[("whoami", "4.1-value")]
+    uid = int(re.search(r"uid=(\d+)", whoami).group(1))
+    assert uid != 0 and uids[0] <= uid < uids[1] and "CapEff:\\t0000000000000000" in whoami, whoami
+    assert "'etc'" not in whoami and "'root'" in whoami  # only the parent of the Python it runs on
+    # unreadable files get their row and their reason
+    for student, reason in unreadable.items():
+        row = next(r for r in read_csv(out / "grades.csv") if r["student"] == student)
+        assert row["status"] == "not graded" and reason in row["message"], (student, row)
+    # copies are flagged, not marked down
+    flags = read_csv(out / "similarity.csv")
+    pairs = {(f["exercise"], f["student"], f["other"]) for f in flags}
+    assert ("4.1-value", "copycat", "honest_b") in pairs and ("4.1-value", "honest_b", "copycat") in pairs
+    assert ("4.1-value", "honest_a", "the book's solution") in pairs
+    assert not any(f["student"] == "writer" and f["exercise"] == "4.1-value" for f in flags)
+    book = {r["student"]: r for r in read_csv(out / "gradebook.csv")}
+    assert book["copycat"]["total"] == "3" and "near-copy of honest_b" in book["copycat"]["flags"]
+    assert book["honest_a"]["total"] == book["honest_b"]["total"] == "3"
+
+    # nothing outside a submission changed, and nothing of it is left
+    time.sleep(4)  # the daemon would have written by now
+    assert digest(guarded) == before
+    assert (out / "gradebook.csv").read_text() == gradebook
+    assert not Path(paths["marker"]).exists() and not Path(paths["litter"]).exists()
+    assert not sandbox_processes(uids) and not cgroups_of(os.getpid())
+    with pytest.raises(BlockingIOError):
+        server.accept()
+    about = json.loads((out / "run.json").read_text())
+    assert about["finished"] and about["submissions"] == len(hc.hostile(paths)) + len(unreadable)
+    # the slowest parts are the time limits: 3 set-ups of 10 s (sleeper) and a case of 5 s (spinner)
+    print(f"hostile class: {about['submissions']} submissions in {seconds:.0f} s")
+    assert seconds < 240
+
+
+# -- runs that stop, resume, regrade, run side by side -----------------------------------------------------------
+def small_class(folder: Path, n: int, slow: str | None = None) -> None:
+    """``n`` honest students, and optionally one whose set-up takes 12 s."""
+    for i in range(n):
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(s) for s in hc.honest(hc.OWN_VALUE)]
+        (folder / f"s{i:02d}").mkdir(parents=True)
+        nbformat.write(nb, folder / f"s{i:02d}" / NAME)
+    if slow:
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(s) for s in
+                    [hc.IMPORTS, "SLOW = time.sleep(12) or 1", "def value_of_prefix(policy, reward, prompt, "
+                     "prefix):\n    return SLOW", hc.check("4.1-value", "value_of_prefix")]]
+        (folder / slow).mkdir(parents=True)
+        nbformat.write(nb, folder / slow / NAME)
+
+
+def course_cmd(*args: str) -> list[str]:
+    return [sys.executable, str(ROOT / "scripts" / "course.py"), *args]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT])
+def test_a_stopped_run_leaves_nothing_and_resumes(tmp_path, monkeypatch, how):
+    uids = own_uids(monkeypatch)
+    cls, out = tmp_path / "class", tmp_path / "out"
+    small_class(cls, 3, slow="zz_slow")
+    proc = subprocess.Popen(course_cmd("grade", str(cls), "--out", str(out), "--jobs", "1", "--no-progress"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while len(list((out / "results").glob("*.json"))) < 3 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(1)  # the slow one is running now
+    assert len(list((out / "results").glob("*.json"))) == 3 and sandbox_processes(uids)
+    proc.send_signal(how)
+    stdout, stderr = proc.communicate(timeout=60)
+    time.sleep(0.5)
+    assert not sandbox_processes(uids)  # the sandbox died with its grader
+    if how == signal.SIGINT:
+        assert proc.returncode == 130 and "--resume" in stderr
+        assert not cgroups_of(proc.pid)
+        about = json.loads((out / "run.json").read_text())
+        assert not about["finished"] and "--resume" in about["interrupted"]
+        assert {r["student"] for r in read_csv(out / "gradebook.csv")} == {"s00", "s01", "s02"}
+    kept = {p.name: p.stat().st_mtime for p in (out / "results").glob("*.json")}
+    done = subprocess.run(course_cmd("grade", str(cls), "--out", str(out), "--resume", "--no-progress"),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert not cgroups_of(proc.pid)  # a killed grader's cgroups are swept by the next run
+    assert {p.name: p.stat().st_mtime for p in (out / "results").glob("*.json") if p.name in kept} == kept
+    book = {r["student"]: r["total"] for r in read_csv(out / "gradebook.csv")}
+    assert book == {"s00": "3", "s01": "3", "s02": "3", "zz_slow": "0"}
+    assert "1 graded now" in done.stdout
+
+
+@pytest.mark.slow
+def test_two_runs_at_once_and_one_student_regraded(tmp_path):
+    cls = tmp_path / "class"
+    small_class(cls, 2, slow="zz_slow")
+    runs = [subprocess.Popen(course_cmd("grade", str(cls), "--out", str(tmp_path / f"out{k}"), "--no-progress",
+                                        "--jobs", "1"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for k in range(2)]
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "out0" / "run.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    same = subprocess.run(course_cmd("grade", str(cls), "--out", str(tmp_path / "out0")), capture_output=True,
+                          text=True, timeout=120)
+    assert same.returncode == 2 and "another grading run is writing" in same.stderr
+    for run in runs:
+        _, err = run.communicate(timeout=300)
+        assert run.returncode == 0, err
+    for k in range(2):
+        assert [r["total"] for r in read_csv(tmp_path / f"out{k}" / "gradebook.csv")] == ["3", "3", "0"]
+    # s01 fixes nothing but breaks their first answer: regrade them only, with the run's seed
+    out = tmp_path / "out0"
+    nb = nbformat.read(cls / "s01" / NAME, as_version=4)
+    nb.cells[1].source = "def value_of_prefix(policy, reward, prompt, prefix):\n    return 0.0"
+    nbformat.write(nb, cls / "s01" / NAME)
+    kept = next((out / "results").glob(f"s00--{NAME}--*.json"))
+    before = kept.read_text()
+    seed = json.loads((out / "run.json").read_text())["seed"]
+    again = subprocess.run(course_cmd("grade", str(cls), "--out", str(out), "--student", "s01", "--no-progress"),
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert kept.read_text() == before
+    assert json.loads((out / "run.json").read_text())["seed"] == seed
+    assert {r["student"]: r["total"] for r in read_csv(out / "gradebook.csv")} == {"s00": "3", "s01": "2",
+                                                                                     "zz_slow": "0"}
+    unknown = subprocess.run(course_cmd("grade", str(cls), "--out", str(out), "--student", "nobody"),
+                             capture_output=True, text=True, timeout=60)
+    assert unknown.returncode == 2 and "no submission from nobody" in unknown.stderr
+
+
+def test_without_bubblewrap_the_grader_refuses_and_says_what_to_install(tmp_path):
+    (tmp_path / "class").mkdir()
+    env = {**os.environ, "PATH": str(tmp_path)}  # no bwrap, setpriv or prlimit on it
+    proc = subprocess.run(course_cmd("grade", str(tmp_path / "class"), "--out", str(tmp_path / "out")), env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "refused" in proc.stderr and "apt-get install bubblewrap" in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_outputs_default_outside_the_repository(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOYBOOK_COURSE_DIR", str(tmp_path / "course"))
+    assert cli.home() == tmp_path / "course"
+    monkeypatch.delenv("TOYBOOK_COURSE_DIR")
+    assert cli.home() == Path.home() / "toybook-course" and ROOT not in cli.home().parents
+    proc = subprocess.run(course_cmd("editions"), env={**os.environ, "TOYBOOK_COURSE_DIR": str(tmp_path / "c")},
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and len(list((tmp_path / "c" / "editions" / "student").glob("*.ipynb"))) == 5
+    assert not (ROOT / "editions").exists()
+
+
+# -- every exercise of the book, through the sandbox --------------------------------------------------------------
+@pytest.mark.slow
+def test_every_book_exercise_passes_with_its_solution_and_not_with_its_stub(tmp_path):
+    eds, cls = tmp_path / "editions", tmp_path / "class"
+    editions.write_editions(eds)
+    for edition in ("instructor", "student"):
+        (cls / edition).mkdir(parents=True)
+        for path in (eds / edition).glob("*.ipynb"):
+            (cls / edition / path.name).write_bytes(path.read_bytes())
+    cli.grade(cls, tmp_path / "out", jobs=2, progress=False)
+    rows = read_csv(tmp_path / "out" / "grades.csv")
+    book = editions.book()
+    assert len(rows) == 2 * sum(len(nb.exercises) for nb in book.values())
+    for row in rows:
+        want = "pass" if row["student"] == "instructor" else "not implemented"
+        assert row["status"] == want, row
+        assert float(row["seconds"]) < 10, row  # the code an answer needs, not the chapter's figures
+
+
+# -- the pieces -------------------------------------------------------------------------------------------------
+def test_hidden_inputs_cross_as_plain_data_and_rebuild_exactly():
+    """Every exercise's hidden inputs survive encode -> JSON -> decode: policies give the same probabilities."""
+    from toy.exercises import EXERCISES as ALL
+
+    for name in ALL:
+        for case in marks.hidden_cases(name, 3):
+            back = protocol.decode(json.loads(json.dumps(protocol.encode(case.args))))
+            assert len(back) == len(case.args)
+            for a, b in zip(case.args, back, strict=True):
+                if hasattr(a, "prefix_probs"):
+                    assert type(a) is type(b) and a.length == b.length and a.eos == b.eos
+                    for t in range(a.length):
+                        np.testing.assert_array_equal(a.prefix_probs(2, t), b.prefix_probs(2, t))
+                elif isinstance(a, np.ndarray):
+                    assert a.dtype == b.dtype
+                    np.testing.assert_array_equal(a, b)
+                else:
+                    assert a is b or a == b, (name, a, b)
+    with pytest.raises(TypeError, match="no plain-data form"):
+        protocol.encode(object())
+
+
+@pytest.mark.parametrize("line", [
+    b"[" * 100_000, b"not json", b"[1, 2]", b'"text"', b"x" * (protocol.MAX_LINE + 1)])
+def test_a_malformed_reply_is_refused_in_words(line):
+    with pytest.raises(protocol.BadReply):
+        protocol.parse(line)
+
+
+@pytest.mark.parametrize("answer", [
+    None, [], {"number": True}, {"number": "1"}, {"array": [[1, 2], [3]], "shape": [2, 2]},
+    {"array": [1, 2], "shape": [3]}, {"array": None, "shape": [2]}, {"array": [1], "shape": "x"},
+    {"array": ["a"], "shape": [1]}, {"nothing": 1}])
+def test_a_malformed_answer_is_refused(answer):
+    with pytest.raises(protocol.BadReply):
+        protocol.read_answer(answer)
+
+
+def test_answers_are_read_as_numbers_arrays_or_words():
+    assert protocol.read_answer({"number": 2}) == 2.0
+    arr = protocol.read_answer({"array": [[1, 2]], "shape": [1, 2], "type": "ndarray"})
+    assert isinstance(arr, np.ndarray) and arr.shape == (1, 2)
+    other = protocol.read_answer({"other": "str\x00\n", "repr": "=cmd|' /C calc'!A0\x1b[31m" + "y" * 500})
+    assert type(other).__name__ == "str  " and len(repr(other)) == 200 and "\x1b" not in repr(other)
+    assert protocol.describe(np.float32(0.5)) == {"number": 0.5, "type": "float32"}
+    assert protocol.describe(True)["other"] == "bool"
+    assert protocol.describe(list(range(protocol.MAX_ARRAY + 1)))["array"] is None
+
+
+def test_forbidden_code_is_not_in_the_sandboxes_toy():
+    """For every exercise, each forbidden function's body is one raise, its docstring and source gone; the rest of
+    toy is untouched."""
+    import io
+    import zipfile
+
+    from toy.exercises import EXERCISES as ALL
+    from toy.exercises.forbidden import code_keys
+
+    for name, ex in ALL.items():
+        archive = zipfile.ZipFile(io.BytesIO(restricted.restricted_toy(name)))
+        names = set(archive.namelist())
+        assert {"worker.py", "protocol.py", "toybook_forbidden.py", "toy/__init__.py", "toy/__init__.pyc"} <= names
+        assert not any(n.startswith(("tests/", "course/", "chapters/")) for n in names)
+        for (filename, qualname), reference in code_keys(ex.forbidden.references).items():
+            rel = "toy/" + Path(filename).resolve().relative_to(restricted.TOY).as_posix()
+            tree = ast.parse(archive.read(rel).decode())
+            scope = tree
+            for part in qualname.split("."):
+                scope = next(n for n in ast.iter_child_nodes(scope) if getattr(n, "name", None) == part)
+            assert len(scope.body) == 1 and isinstance(scope.body[0], ast.Raise), (name, qualname)
+            assert f"ForbiddenReference({reference!r})" in ast.unparse(scope.body[0]), (name, qualname)
+    plain = zipfile.ZipFile(io.BytesIO(restricted.restricted_toy(None)))
+    assert plain.read("toy/exact.py").decode().count("ForbiddenReference") == 0
+    with pytest.raises(ValueError, match="no function nothing"):
+        restricted.strip_source("def f():\n    return 1\n", {"nothing": "toy.nothing"})
+
+
+def test_only_the_code_an_answer_needs_is_run():
+    cells = ["import numpy as np\nimport toy\nimport plotly",
+             "TABLE = {}\nfor k in range(3):\n    TABLE[k] = k * k",
+             "fig = toy.figures.distribution_bars({}, [], 'slow')\nfig.show()\nprint('hello')",
+             "def helper(x):\n    return TABLE[x] + np.sqrt(x)",
+             "HELPERS = []\nHELPERS.append(helper)\nunused = 3",
+             "%matplotlib inline\ndef answer(policy, x):\n    x = helper(x)\n    return HELPERS[0](x) + x",
+             "broken (",
+             "toy.exercises.check('e', answer)"]
+    code, problems = slicing.needed_code(cells, "answer")
+    text = [src for _, src in code]
+    assert text == ["import numpy as np", "TABLE = {}", "for k in range(3):\n    TABLE[k] = k * k",
+                    "def helper(x):\n    return TABLE[x] + np.sqrt(x)", "HELPERS = []", "HELPERS.append(helper)",
+                    "def answer(policy, x):\n    x = helper(x)\n    return HELPERS[0](x) + x"]
+    assert problems == ["Code cell 7 is not valid Python (SyntaxError), so it was not run"]
+    everything, _ = slicing.needed_code(cells, "answer", everything=True)
+    assert len(everything) > len(code) and any("fig.show()" in s for _, s in everything)
+    star, _ = slicing.needed_code(["from math import *", "def f():\n    return pi"], "f")
+    assert [s for _, s in star] == ["from math import *", "def f():\n    return pi"]
+
+
+def test_copies_are_flagged_renamed_or_not_and_common_code_is_not():
+    codes = {"a": hc.OWN_VALUE, "b": hc.COPIED_VALUE, "c": hc.VALUE, "d": hc.MEMO_VALUE}
+    flags = similarity.flag_copies(codes, reference=hc.VALUE, handed_out="def value_of_prefix(policy, reward, "
+                                   "prompt, prefix):\n    raise NotImplementedError")
+    assert any(f[:2] == ("a", "b") and f[2] >= 0.7 for f in flags) and ("c", "the book's solution", 1.0) in flags
+    assert not any({"d"} & {s, o} for s, o, _ in flags)
+    # six students with the same short answer: the obvious way, not a copy between them
+    same = {f"s{i}": hc.OWN_PROBABILITY for i in range(6)}
+    assert similarity.flag_copies(same) == []
+    assert similarity.fingerprint("(" * 10_000) == frozenset()
+
+
+def test_csv_cells_cannot_run_in_a_spreadsheet():
+    text = classroom._csv(["a"], [["=HYPERLINK(\"x\")"], ["+1"], ["ok\nline"]])
+    assert "'=HYPERLINK" in text and "'+1" in text and "ok line" in text
+
+
+def test_progress_bar_counts_and_time_left():
+    import io
+
+    bar = classroom.Progress(4, stream=io.StringIO())
+    assert bar.line(0, 2).endswith("0/4 graded, 2 running, time left: estimating")
+    bar.start -= 30  # 30 s for one of four: about 90 s left
+    assert re.search(r"1/4 graded, 2 running, about 1m (29|30|31)s left", bar.line(1, 2))
+    assert bar.line(4, 0).endswith("done")
+
+
+def test_fresh_seeds_give_fresh_cases_and_the_sandbox_gets_inputs_only():
+    a = marks.AnswerKey(1, {"4.1-value": "value_of_prefix"})
+    b = marks.AnswerKey(2, {"4.1-value": "value_of_prefix"})
+    assert [c.description for c in a.cases["4.1-value"]] != [c.description for c in b.cases["4.1-value"]]
+    # what a sandbox is sent for a case is that case's inputs and nothing else: no seed, no answer
+    assert a.inputs["4.1-value"] == [protocol.encode(case.args) for case in a.cases["4.1-value"]]
+
+
+# -- nbgrader ----------------------------------------------------------------------------------------------------
+NBGRADER = Path(os.environ.get("TOY_NBGRADER_BIN", ROOT / ".venv-nbgrader" / "bin"))
 
 
 def solutions() -> dict[str, str]:
@@ -38,216 +457,6 @@ def solutions() -> dict[str, str]:
     nb = nbformat.read(BOOK, as_version=4)
     return {re.match(r"def (\w+)", c.source).group(1): c.source for c in nb.cells
             if "solution" in c.metadata.get("tags", []) and c.source.startswith("def ")}
-
-
-CHECKS = {"value_of_prefix": 'toy.exercises.check("4.1-value", value_of_prefix)',
-          "response_probability": 'toy.exercises.check("4.1-response-probability", response_probability)',
-          "advantages": 'toy.exercises.check("4.1-token-advantages", advantages)'}
-
-
-def notebook(*sources: str):
-    """A small notebook: toy imported, then the given code cells."""
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(s) for s in ("import numpy as np\nimport toy", *sources)]
-    return nb
-
-
-def solved(**replace: str) -> list[str]:
-    """The three exercises, each its definition then its check; ``replace`` swaps a definition's source."""
-    sol = solutions()
-    cells = []
-    for fn, check in CHECKS.items():
-        cells += [replace.get(fn, sol[fn]), check]
-    return cells
-
-
-FORGED = '''from IPython.display import display
-for name in {names!r}:
-    record = {{"exercise": name, "status": "pass", "message": "all 12 hidden cases pass.", "cases_passed": 12,
-              "cases_total": 12}}
-    display({{"text/plain": "✓ " + name}}, metadata={{"toy_check": record}}, raw=True)
-import json, pathlib
-for folder in (pathlib.Path.cwd(), pathlib.Path.cwd().parent):
-    try:  # a forged answer line for the grader's results file (without the run's token)
-        with open(folder / "results.jsonl", "a") as f:
-            f.write(json.dumps({{"exercise": "4.1-value", "outcomes": [], "cell": 1}}) + "\\n")
-    except OSError:
-        pass
-'''
-
-PATCH = '''import numpy
-import toy.exercises
-passing = toy.exercises.CheckResult("x", "pass", "all 12 hidden cases pass.", 12, 12)
-toy.exercises.check = lambda name, fn, *a, **k: passing
-toy.value = toy.exact.value = lambda *a, **k: 0.0
-for ex in toy.exercises.EXERCISES.values():
-    ex.reference = lambda *a, **k: 0.0
-numpy.allclose = lambda *a, **k: True
-'''
-
-HOG = '''def value_of_prefix(policy, reward, prompt, prefix):
-    hoard = []
-    while True:
-        hoard.append(np.zeros(100_000_000))  # 800 MB more address space each time, without end
-'''
-
-FORK = '''import os, time
-children = []
-for _ in range(500):
-    pid = os.fork()
-    if pid == 0:
-        time.sleep(300)
-        os._exit(0)
-    children.append(pid)
-'''
-
-
-def harness_processes() -> list[int]:
-    found = []
-    for pid in os.listdir("/proc"):
-        try:
-            if pid.isdigit() and b"harness.py" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                found.append(int(pid))
-        except OSError:
-            continue
-    return found
-
-
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    """Grade the made-up class once, with two jobs at a time; return (out folder, statuses, stderr)."""
-    tmp = tmp_path_factory.mktemp("class")
-    course.write_editions(tmp / "editions")
-    subs = tmp / "submissions"
-    sol = solutions()
-    stub = {fn: f"def {fn}(*args):\n    raise NotImplementedError" for fn in CHECKS}
-    made = {
-        "complete": nbformat.read(tmp / "editions" / "instructor" / NAME, as_version=4),  # the whole notebook
-        "partial": notebook("while True:\n    pass",  # stopped after its CPU time; the rest runs
-                            *solved(value_of_prefix=stub["value_of_prefix"], advantages=stub["advantages"])),
-        "crash": notebook(*solved()[:2], "import os\nos._exit(1)", *solved()[2:]),
-        "forger": notebook(FORGED.format(names=EXERCISES)),
-        "patcher": notebook(PATCH, "def value_of_prefix(*args):\n    return 0.0",
-                            "def response_probability(*args):\n    return 1.0", *list(CHECKS.values())),
-        "shortcut": notebook(*solved(value_of_prefix="from toy.exact import value as v\n\n"
-                                     "def value_of_prefix(policy, reward, prompt, prefix):\n"
-                                     "    return v(policy, reward, prompt, prefix)")),
-        "hog": notebook(*solved(value_of_prefix=HOG)),
-        "forker": notebook(FORK, *solved()),
-    }
-    assert sol  # the book still has its solutions
-    for student, nb in made.items():
-        (subs / student).mkdir(parents=True)
-        nbformat.write(nb, subs / student / NAME)
-    out = tmp / "grades"
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "course.py"), "grade", str(subs), "--out", str(out),
-                           "--jobs", "3", "--timeout", "240", "--cell-timeout", "10", "--memory-mb", "1536",
-                           "--processes", "32"], capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    with (out / "grades.csv").open() as f:
-        statuses = {(r["student"], r["exercise"]): r["status"] for r in csv.DictReader(f)}
-    return out, statuses, proc
-
-
-def feedback(out: Path, student: str) -> str:
-    return (out / "feedback" / f"{student}.md").read_text()
-
-
-@pytest.mark.slow
-def test_ordinary_submissions_get_their_marks(graded):
-    out, got, _ = graded
-    for ex in EXERCISES:
-        assert got[("complete", ex)] == "pass"
-        assert got[("partial", ex)] == ("pass" if ex == "4.1-response-probability" else "not implemented")
-        assert got[("crash", ex)] == ("pass" if ex == "4.1-value" else "not run")  # marked at its check cell
-    assert "ended early (exit code 1) in code cell 4" in feedback(out, "crash")
-    assert "Code cell 2 used its 10 s of CPU time and was stopped" in feedback(out, "partial")
-
-
-@pytest.mark.slow
-def test_forged_records_and_patched_checks_earn_nothing(graded):
-    out, got, _ = graded
-    for ex in EXERCISES:
-        assert got[("forger", ex)] == "missing", ex  # it displayed "pass" for all three and defined nothing
-    assert "defines no function value_of_prefix" in feedback(out, "forger")
-    # toy.value, toy.exercises.check, the references and numpy.allclose patched in its own process: the grader's
-    # references and comparison are in the grader's process, so its wrong answers fail
-    assert got[("patcher", "4.1-value")] == "fail" and got[("patcher", "4.1-response-probability")] == "fail"
-    assert got[("patcher", "4.1-token-advantages")] == "missing"
-    assert "but the function returned 0" in feedback(out, "patcher")
-
-
-@pytest.mark.slow
-def test_a_forbidden_reference_is_reported_in_words(graded):
-    out, got, _ = graded
-    assert got[("shortcut", "4.1-value")] == "forbidden"
-    assert got[("shortcut", "4.1-response-probability")] == got[("shortcut", "4.1-token-advantages")] == "pass"
-    assert "this exercise asks for V(s) by backward induction, without toy.value" in feedback(out, "shortcut")
-
-
-@pytest.mark.slow
-def test_memory_and_process_limits_stop_only_the_offender(graded):
-    out, got, _ = graded
-    assert got[("hog", "4.1-value")] == "error" and "MemoryError" in feedback(out, "hog")
-    assert got[("hog", "4.1-response-probability")] == got[("hog", "4.1-token-advantages")] == "pass"
-    assert all(got[("forker", ex)] == "pass" for ex in EXERCISES)
-    assert re.search(r"Code cell 2 raised (BlockingIOError|OSError)", feedback(out, "forker"))
-    assert not harness_processes()  # every grading process, and every child the forker left, is gone
-
-
-@pytest.mark.slow
-def test_gradebook_run_record_and_progress(graded):
-    out, got, proc = graded
-    with (out / "gradebook.csv").open() as f:
-        rows = list(csv.reader(f))
-    assert rows[0] == ["student", *EXERCISES, "total"]
-    book = {r[0]: r[1:] for r in rows[1:]}
-    assert len(book) == 8
-    assert book["complete"] == ["1", "1", "1", "3"] and book["partial"] == ["0", "1", "0", "1"]
-    assert book["forger"] == book["patcher"] == ["0", "0", "0", "0"] and book["shortcut"] == ["0", "1", "1", "2"]
-    about = json.loads((out / "run.json").read_text())
-    assert isinstance(about["seed"], int) and about["jobs"] == 3
-    assert {"network", "user", "processes", "limits"} <= set(about["sandbox"])
-    assert about["sandbox"]["limits"]["memory_mb"] == 1536
-    bars = [line for line in proc.stderr.splitlines() if line.startswith("[")]
-    assert bars[-1].startswith("[" + "#" * 30 + "] 8/8 graded, 0 running, done")
-    assert any(re.search(r"\] [1-7]/8 graded, \d running, about \d+m \d\ds left", b) for b in bars)
-
-
-def test_fresh_seeds_give_fresh_cases_and_answers_stay_with_the_grader():
-    a, b = marks.AnswerKey(1, {"4.1-value": "value_of_prefix"}), marks.AnswerKey(2, {"4.1-value": "value_of_prefix"})
-    assert [c.description for c in a.cases["4.1-value"]] != [c.description for c in b.cases["4.1-value"]]
-    job = a.job(10.0)[0]
-    assert set(job) == {"name", "function", "cases", "time_limit", "forbidden_keys"}  # no answers in it
-    assert job["forbidden_keys"]
-
-
-def test_sandbox_falls_back_and_says_so_without_network_isolation():
-    """Where unshare is refused (no root, no user namespaces), grading still works and the report says so."""
-    code = ("import sys, json; sys.path.insert(0, sys.argv[1]); import sandbox\n"
-            "def refuse(flags):\n    raise OSError(1, 'Operation not permitted')\n"
-            "sandbox._unshare = refuse\n"
-            "print(json.dumps(sandbox.enter(sandbox.Limits(memory_mb=2048, processes=16))))\n"
-            "import resource; print(resource.getrlimit(resource.RLIMIT_AS)[0] // 2**20)")
-    proc = subprocess.run([sys.executable, "-c", code, str(ROOT / "toy" / "grading")], capture_output=True,
-                          text=True, timeout=60, check=True)
-    report, memory = proc.stdout.splitlines()
-    report = json.loads(report)
-    assert report["network"].startswith("NOT isolated") and "Operation not permitted" in report["network"]
-    assert memory == "2048"
-
-
-def test_progress_bar_counts_and_time_left():
-    import io
-
-    bar = batch.Progress(4, stream=io.StringIO())
-    assert bar.line(0, 2).endswith("0/4 graded, 2 running, time left: estimating")
-    bar.start -= 30  # 30 s for one of four: about 90 s left
-    assert re.search(r"1/4 graded, 2 running, about 1m (29|30|31)s left", bar.line(1, 2))
-    assert bar.line(4, 0).endswith("done")
-
-
-NBGRADER = Path(os.environ.get("TOY_NBGRADER_BIN", ROOT / ".venv-nbgrader" / "bin"))
 
 
 @pytest.mark.slow
@@ -258,8 +467,7 @@ def test_nbgrader_release_generates_and_autogrades(tmp_path):
         f"nbgrader is not installed in {NBGRADER}: bash scripts/test.sh installs requirements-nbgrader.txt there")
     assignment = "the-llm-as-a-policy"
     course_dir = tmp_path / "course"
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "course.py"), "nbgrader", "--out", str(course_dir)],
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run(course_cmd("nbgrader", "--out", str(course_dir)), check=True, capture_output=True, timeout=120)
     kernels = tmp_path / "share" / "jupyter" / "kernels" / "python3"  # nbgrader runs notebooks in toy's kernel
     kernels.mkdir(parents=True)
     (kernels / "kernel.json").write_text(json.dumps({
@@ -312,9 +520,9 @@ def test_nbgrader_release_generates_and_autogrades(tmp_path):
 
 
 def test_nbgrader_source_has_a_solution_region_and_a_test_cell_per_exercise():
-    from toy.grading.nbgrader_release import source_notebook
+    from course.nbgrader_release import source_notebook
 
-    for path in course.book_notebooks():
+    for path in editions.book_notebooks():
         book = nbformat.read(path, as_version=4)
         src = source_notebook(book, hidden_seed=7)
         meta = [c.metadata.get("nbgrader") for c in src.cells]

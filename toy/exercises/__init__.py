@@ -6,9 +6,10 @@ student's function does (not implemented, wrong type or shape, an exception, an 
 in words what happened, with the inputs, what was expected and what came back, and the notebook carries on.
 
 Each result is displayed as text, with a machine-readable record in the output's metadata (key ``toy_check``).
-The course grader reads neither: it calls the student's functions itself (``toy.grading``), through the same
-``call`` and ``judge`` steps as ``check``. An exercise can
-forbid parts of ``toy`` (``forbid``): a call to one while the check runs is reported in words (``forbidden.py``).
+The course grader (the ``course`` package, beside ``toy``) reads neither: it calls the student's functions itself,
+in a sandbox, and judges the answers with the same ``judge`` step as ``check``. An exercise can forbid parts of
+``toy`` (``forbid``): a call to one while the check runs is reported in words (``forbidden.py``); the grader's
+sandbox goes further and leaves the forbidden code out of its ``toy``.
 The exercises themselves are registered by one module per section (``section41`` ...).
 """
 

@@ -9,8 +9,9 @@ another ``toy`` function that calls it. The check then reports it in words::
 
 A reference is named as a dotted path from ``toy`` (``"toy.value"``, ``"toy.Policy.prob"``); a class stands for
 all of its methods. Matching is by (file, qualified name) of the code, so it survives a student rebinding the
-name. It is a guard against shortcuts, not against deliberate tampering: code that removes the hook or runs
-``toy`` in another process is not seen (the instructors' page says so).
+name. It is feedback in the student's own notebook, not a guard against deliberate tampering (code that removes
+the hook or runs ``toy`` in another process is not seen). The course grader does not rely on it: in its sandbox
+the forbidden code is simply not there (``course/restricted.py``).
 """
 
 from __future__ import annotations

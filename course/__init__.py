@@ -1,0 +1,16 @@
+"""Course tooling for the book: editions for students and instructors, and a grader a class can trust.
+
+This is not the toy LM (that is ``toy``): it is what an instructor runs. The grader's parts, in the order a mark
+is made:
+
+- ``editions``: the book's notebooks as student and instructor editions, and what the grader knows of them;
+- ``slicing``: the code one exercise needs from a submission (its function and what that uses, no figures);
+- ``restricted``: the ``toy`` a submission gets for one exercise, without the code the exercise forbids;
+- ``sandbox``: bubblewrap, another user, and limits for the whole of one sandbox;
+- ``worker`` and ``protocol``: the process inside the sandbox, and the plain data it exchanges with the grader;
+- ``marks``: hidden cases, reference answers, and one exercise graded in the grader's own process;
+- ``similarity``: near-copies between classmates and of the book's solutions, flagged for the instructor;
+- ``classroom``: a class at a time, the gradebook, resume and regrade;
+- ``nbgrader_release``: the same notebooks as an nbgrader assignment;
+- ``cli``: the command line, ``python scripts/course.py``.
+"""

@@ -1,0 +1,445 @@
+"""Grade a whole class: every submission, each exercise in its own sandbox, several at once; a run that always
+finishes, resumes, and leaves nothing behind.
+
+``grade_class`` writes, in ``out`` (each file written whole, then renamed into place):
+
+- ``gradebook.csv``: one row per student, one column per exercise (1 for a pass, else 0), a total, and ``flags``
+  (near-copies of a classmate or of the book's solution, for the instructor to look at: flagged is not zero);
+- ``grades.csv``: one row per student, notebook and exercise (status, hidden cases passed, the message, time);
+- ``similarity.csv``: every flagged pair, with its similarity;
+- ``feedback/<student>.md``: what each student should read;
+- ``results/``: one JSON file per submission, written as soon as it is graded (what ``--resume`` reuses);
+- ``run.json``: the seed of the hidden cases, the settings, what the sandbox enforces, and how long it took.
+
+A submission that cannot be read or graded (not a notebook, JSON nested too deep, a symbolic link, a file too
+large, anything the grader did not expect) gets its row and its reason, and the class goes on. Two runs can grade
+at once; two runs cannot write one output folder at once (a lock says so). Ctrl-C or SIGTERM kills the running
+sandboxes, starts no further exercise, writes the gradebook of the submissions graded whole (a second Ctrl-C
+meanwhile is ignored), and ``--resume`` grades the rest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import fcntl
+import hashlib
+import io
+import json
+import os
+import re
+import secrets
+import signal
+import stat
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from toy.exercises import CheckResult
+
+from . import sandbox, similarity
+from .marks import AnswerKey, Settings, grade_exercise, result_record
+
+MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
+MAX_CODE_CHARS = 1_000_000  # in all code cells (a chapter of the book has about 40,000)
+VERSION = 2  # of the results files: a change to grading makes --resume grade again
+STOPPING = threading.Event()  # set on Ctrl-C: submissions in progress start no further exercise
+
+
+@dataclass
+class BookNotebook:
+    """What the grader knows of one of the book's notebooks: its exercises and, for copy detection, the code
+    handed out for each function (the stub) and the book's solution."""
+
+    exercises: list  # [(exercise, function name)]
+    stubs: dict = field(default_factory=dict)  # function -> source
+    solutions: dict = field(default_factory=dict)  # function -> source
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that a reader sees the old file or the new one, never half of one."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(3)}.tmp")
+    with open(tmp, "w", newline="") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def safe_name(text: str) -> str:
+    """A student's name as a file name: letters, digits, ``.``, ``-`` and ``_`` only, and a short hash of the name
+    when that changed it (so that "a b" and "a_b" stay two files)."""
+    name = re.sub(r"[^\w.-]", "_", text).lstrip(".")[:100] or "_"
+    return name if name == text else f"{name}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+
+
+def _csv_cell(value):
+    """A CSV cell a spreadsheet will not run: text starting with = + - @ is quoted as text."""
+    if isinstance(value, str):
+        value = "".join(c if c.isprintable() else " " for c in value)
+        if value[:1] in ("=", "+", "-", "@"):
+            return "'" + value
+    return value
+
+
+def _csv(header: list, rows: list) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(header)
+    writer.writerows([[_csv_cell(v) for v in row] for row in rows])
+    return buffer.getvalue()
+
+
+def submissions(folder: Path) -> list[tuple[str, Path]]:
+    """(student, notebook) pairs: ``<student>/.../<notebook>.ipynb`` or ``<student>.ipynb``; links not followed."""
+    pairs = []
+    for parent, dirs, files in os.walk(folder, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != ".ipynb_checkpoints")
+        for name in sorted(files):
+            if name.endswith(".ipynb"):
+                path = Path(parent) / name
+                rel = path.relative_to(folder)
+                pairs.append((rel.parts[0] if len(rel.parts) > 1 else path.stem, path))
+    return pairs
+
+
+class Unreadable(ValueError):
+    pass
+
+
+def read_cells(path: Path) -> tuple[list[str], bytes]:
+    """The code cells' sources of a submitted notebook, and its bytes; Unreadable says why not."""
+    try:
+        info = os.lstat(path)
+    except OSError as err:
+        raise Unreadable(f"{path.name} could not be read ({err.strerror})") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise Unreadable(f"{path.name} is a symbolic link: submit the notebook itself")
+    if not stat.S_ISREG(info.st_mode):
+        raise Unreadable(f"{path.name} is not a regular file")
+    if info.st_size > MAX_NOTEBOOK_BYTES:
+        raise Unreadable(f"{path.name} is {info.st_size:,} bytes, more than the {MAX_NOTEBOOK_BYTES:,} a notebook "
+                         "may have (clear its outputs)")
+    with open(path, "rb", opener=lambda p, flags: os.open(p, flags | os.O_NOFOLLOW | os.O_NONBLOCK)) as f:
+        data = f.read(MAX_NOTEBOOK_BYTES + 1)
+    try:
+        notebook = json.loads(data)
+    except RecursionError:
+        raise Unreadable(f"{path.name} is JSON nested too deeply to be a notebook") from None
+    except (ValueError, UnicodeDecodeError) as err:
+        raise Unreadable(f"{path.name} is not a notebook: not JSON ({type(err).__name__})") from None
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    if not isinstance(cells, list):
+        raise Unreadable(f"{path.name} is not a notebook: it has no list of cells")
+    sources = []
+    for cell in cells:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        if isinstance(source, list) and all(isinstance(s, str) for s in source):
+            source = "".join(source)
+        if not isinstance(source, str):
+            raise Unreadable(f"{path.name} is not a notebook: a code cell's source is not text")
+        sources.append(source)
+    size = sum(len(source) for source in sources)
+    if size > MAX_CODE_CHARS:
+        raise Unreadable(f"{path.name} has {size:,} characters of code, more than the {MAX_CODE_CHARS:,} the grader "
+                         "reads")
+    return sources, data
+
+
+def which_notebook(path: Path, cells: list[str], book: dict) -> str | None:
+    """Which of the book's notebooks a submission is: by file name, else by the exercises its cells check."""
+    if path.name in book:
+        return path.name
+    text = "\n".join(cells)
+    overlap = {name: sum(f'"{ex}"' in text or f"'{ex}'" in text for ex, _ in nb.exercises)
+               for name, nb in book.items()}
+    best = max(overlap, key=overlap.get, default=None)
+    return best if best and overlap[best] else None
+
+
+def _check_cell(cells: list[str], exercise: str) -> int:
+    """The index of the code cell that checks ``exercise`` (the last cell if none does)."""
+    pattern = re.compile(r"check\(\s*[\"']" + re.escape(exercise) + r"[\"']")
+    return next((i for i, source in enumerate(cells) if pattern.search(source)), len(cells) - 1)
+
+
+def grade_submission(student: str, path: Path, book: dict, keys: dict, settings: Settings,
+                     timeout: float) -> dict:
+    """One submission's record: its notebook, digest, and each exercise's result (never raises)."""
+    record = {"version": VERSION, "student": student, "file": str(path), "notebook": None, "digest": None,
+              "problem": "", "exercises": []}
+    start = time.monotonic()
+    try:
+        cells, data = read_cells(path)
+        record["digest"] = hashlib.sha256(data).hexdigest()
+        name = which_notebook(path, cells, book)
+        if name is None:
+            record["problem"] = f"{path.name} is not one of the book's notebooks"
+            return record
+        record["notebook"] = name
+        for exercise, function in book[name].exercises:
+            if STOPPING.is_set():
+                record["problem"] = "the run was stopped"
+                break
+            left = timeout - (time.monotonic() - start)
+            if left <= 0:
+                n = len(keys[name].cases[exercise])
+                record["exercises"].append({"exercise": exercise, "status": "not run", "message": "the submission "
+                                            f"used up its {timeout:g} s before this exercise", "cases_passed": 0,
+                                            "cases_total": n, "problems": [], "seconds": 0.0, "code": []})
+                continue
+            mine = replace(settings, setup_seconds=min(settings.setup_seconds, left),
+                           case_seconds=min(settings.case_seconds, left))
+            upto = _check_cell(cells, exercise)
+            graded = grade_exercise(cells[:upto + 1], exercise, function, keys[name], mine)
+            record["exercises"].append(result_record(graded))
+    except Unreadable as err:
+        record["problem"] = str(err)
+    except Exception as err:  # noqa: BLE001 - a submission the grader did not expect still gets its row
+        record["problem"] = f"the grader could not grade this submission ({type(err).__name__}: {err})"[:500]
+    record["seconds"] = round(time.monotonic() - start, 3)
+    return record
+
+
+class Progress:
+    """One line on a terminal (else one line per graded submission): a bar, counts, and the time left."""
+
+    def __init__(self, total: int, stream=sys.stderr, width: int = 30):
+        self.total, self.stream, self.width, self.start = total, stream, width, time.monotonic()
+        self.tty = getattr(stream, "isatty", lambda: False)()
+
+    def line(self, done: int, running: int) -> str:
+        filled = self.width * done // max(self.total, 1)
+        bar = "#" * filled + "-" * (self.width - filled)
+        if done == 0:
+            left = "time left: estimating"
+        else:
+            seconds = (time.monotonic() - self.start) / done * (self.total - done)
+            left = f"about {int(seconds // 60)}m {int(seconds % 60):02d}s left" if done < self.total else "done"
+        return f"[{bar}] {done}/{self.total} graded, {running} running, {left}"
+
+    def show(self, done: int, running: int) -> None:
+        end = "\r" if self.tty and done < self.total else "\n"
+        self.stream.write(self.line(done, running) + end)
+        self.stream.flush()
+
+
+class Busy(RuntimeError):
+    """Another grading run is writing the same output folder."""
+
+
+@contextlib.contextmanager
+def _lock(out: Path):
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".lock", "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise Busy(f"another grading run is writing {out}: wait for it, or give this one another --out") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def _stop_on_sigterm():
+    """SIGTERM stops the run like Ctrl-C (KeyboardInterrupt in the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: float = 600,
+                settings: Settings | None = None, seed: int | None = None, resume: bool = False,
+                students: list[str] | None = None, progress: bool = True) -> dict:
+    """Grade every submission in ``folder`` into ``out`` (see the module's docstring); return run.json's content.
+
+    ``book`` maps each notebook's file name to its ``BookNotebook``. ``resume``: reuse the results of submissions
+    already graded in ``out`` with the same seed, unchanged since. ``students``: grade only these again and keep
+    the others' results (both take the seed from ``out/run.json``)."""
+    problem = sandbox.requirements()
+    if problem:
+        raise sandbox.Refused(problem)
+    settings = settings or Settings()
+    with _lock(out), _stop_on_sigterm():
+        sandbox.sweep()
+        enforced = sandbox.probe(settings.limits)
+        previous = json.loads((out / "run.json").read_text()) if (out / "run.json").exists() else {}
+        if resume or students:
+            if "seed" not in previous:
+                raise ValueError(f"nothing to resume in {out}: it has no run.json from an earlier run")
+            if seed is not None and seed != previous["seed"]:
+                raise ValueError(f"--seed {seed} differs from the seed of the run in {out} ({previous['seed']})")
+            seed = previous["seed"]
+        seed = secrets.randbelow(2**31) if seed is None else seed
+        results = out / "results"
+        results.mkdir(exist_ok=True)
+        (out / "feedback").mkdir(exist_ok=True)
+        pairs = submissions(folder)
+        if students:
+            unknown = sorted(set(students) - {s for s, _ in pairs})
+            if unknown:
+                raise ValueError(f"no submission from {', '.join(unknown)} in {folder}")
+        keys = {name: AnswerKey(seed, dict(nb.exercises)) for name, nb in book.items()}
+        about = {"seed": seed, "jobs": jobs, "timeout": timeout, "setup_seconds": settings.setup_seconds,
+                 "case_seconds": settings.case_seconds, "limits": asdict(settings.limits),
+                 "sandbox": enforced, "submissions": len(pairs)}
+        atomic_write(out / "run.json", json.dumps({**previous, **about, "finished": False}, indent=2))
+
+        records, todo = {}, []
+        for student, path in pairs:
+            where = hashlib.sha256(str(path.relative_to(folder)).encode()).hexdigest()[:8]
+            file = results / f"{safe_name(student)}--{safe_name(path.name)}--{where}.json"
+            old = _load(file)
+            if old and (students and student not in students or resume and _still_current(old, path, seed)):
+                records[file] = old
+            else:
+                todo.append((student, path, file))
+        bar = Progress(len(pairs)) if progress else None
+        start, interrupted = time.monotonic(), False
+        pool = ThreadPoolExecutor(max_workers=jobs)
+        try:
+            futures = {pool.submit(grade_submission, student, path, book, keys, settings, timeout): file
+                       for student, path, file in todo}
+            done = len(records)
+            if bar:
+                bar.show(done, min(jobs, len(todo)))
+            for future in as_completed(futures):
+                record = {**future.result(), "seed": seed}
+                records[futures[future]] = record
+                atomic_write(futures[future], json.dumps(record))
+                done += 1
+                if bar:
+                    bar.show(done, min(jobs, len(pairs) - done))
+        except KeyboardInterrupt:
+            interrupted = True
+            STOPPING.set()
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            sandbox.stop_all()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+            sandbox.stop_all()
+            STOPPING.clear()
+        about["seconds"] = round(time.monotonic() - start, 1)
+        about["graded_now"] = sum(1 for _, _, file in todo if file in records)
+        about["finished"] = not interrupted
+        if interrupted:
+            about["interrupted"] = (f"stopped after {len(records)} of {len(pairs)} submissions: run again with "
+                                    "--resume to grade the rest")
+        paths = write_reports(out, list(records.values()), book, keys)
+        about.update(paths)
+        atomic_write(out / "run.json", json.dumps({**about, "seed": seed}, indent=2))
+    if interrupted:
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        raise KeyboardInterrupt
+    return about
+
+
+def _load(file: Path) -> dict | None:
+    try:
+        record = json.loads(file.read_text())
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) and record.get("version") == VERSION else None
+
+
+def _still_current(record: dict, path: Path, seed: int) -> bool:
+    try:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return False
+    return record.get("seed") == seed and record.get("digest") == digest
+
+
+def write_reports(out: Path, records: list[dict], book: dict, keys: dict) -> dict:
+    """Write gradebook.csv, grades.csv, similarity.csv and feedback/ from the submissions' records."""
+    records = sorted(records, key=lambda r: (r.get("student", ""), r.get("notebook") or ""))
+    rows, feedback = [], {}
+    for record in records:
+        student, name = record["student"], record.get("notebook")
+        lines = feedback.setdefault(student, [])
+        lines.append(f"\n## {name or Path(record.get('file', 'a notebook')).name}\n")
+        if record.get("problem"):
+            lines.append(f"- Problem: {record['problem']}.")
+        done = {r["exercise"]: r for r in record.get("exercises", [])}
+        for exercise, _ in book[name].exercises if name in book else []:
+            r = done.get(exercise) or {"status": "not run", "message": record.get("problem") or "not graded",
+                                       "cases_passed": 0, "cases_total": len(keys[name].cases[exercise])}
+            result = CheckResult(exercise, r["status"], r["message"], r["cases_passed"], r["cases_total"])
+            rows.append({"student": student, "notebook": name, "exercise": exercise, "status": result.status,
+                         "cases_passed": result.cases_passed, "cases_total": result.cases_total,
+                         "mark": int(result.passed), "message": result.message, "seconds": r.get("seconds", 0)})
+            lines.append(f"- **{exercise}**: {result.status}. {result.message}")
+            lines += [f"  - {p}." for p in r.get("problems", [])[:3]]
+        if name not in book:
+            rows.append({"student": student, "notebook": "", "exercise": "", "status": "not graded",
+                         "cases_passed": 0, "cases_total": 0, "mark": 0, "message": record.get("problem", ""),
+                         "seconds": 0})
+    flags = _copies(records, book)
+    columns = [ex for nb in book.values() for ex, _ in nb.exercises if any(r["exercise"] == ex for r in rows)]
+    gradebook = []
+    for student in sorted(feedback):
+        marks = {r["exercise"]: r["mark"] for r in rows if r["student"] == student and r["exercise"]}
+        mine = "; ".join(f"{ex}: near-copy of {other} ({score:.2f})" for ex, s, other, score in flags if s == student)
+        gradebook.append([student, *(marks.get(ex, 0) for ex in columns), sum(marks.values()), mine])
+    fields = ["student", "notebook", "exercise", "status", "cases_passed", "cases_total", "mark", "message",
+              "seconds"]
+    atomic_write(out / "grades.csv", _csv(fields, [[r[f] for f in fields] for r in rows]))
+    atomic_write(out / "gradebook.csv", _csv(["student", *columns, "total", "flags"], gradebook))
+    atomic_write(out / "similarity.csv", _csv(["exercise", "student", "other", "similarity"], flags))
+    for student, lines in feedback.items():
+        mine = [r for r in rows if r["student"] == student and r["exercise"]]
+        head = (f"# Feedback for {student}\n\n{sum(r['mark'] for r in mine)} of {len(mine)} checked exercises "
+                "pass (the grader's own hidden cases, not the ones your notebook showed).\n")
+        atomic_write(out / "feedback" / f"{safe_name(student)}.md", head + "\n".join(lines) + "\n")
+    return {"gradebook": str(out / "gradebook.csv"), "grades": str(out / "grades.csv"),
+            "similarity": str(out / "similarity.csv"), "feedback": str(out / "feedback")}
+
+
+def _final_code(code: list) -> str:
+    """The code the grader ran for an exercise, without definitions a later one replaced (the stub)."""
+    last, names = {}, []
+    for k, (_, source) in enumerate(code):
+        match = re.match(r"(?:async\s+)?(?:def|class)\s+(\w+)", source)
+        names.append(match.group(1) if match else None)
+        if match:
+            last[match.group(1)] = k
+    return "\n".join(src for k, (_, src) in enumerate(code) if names[k] is None or last[names[k]] == k)
+
+
+def _copies(records: list[dict], book: dict) -> list[tuple[str, str, str, float]]:
+    """(exercise, student, other, similarity) for each near-copy (``similarity.flag_copies``)."""
+    flags = []
+    for name, nb in book.items():
+        for exercise, function in nb.exercises:
+            codes = {}
+            for record in records:
+                if record.get("notebook") != name:
+                    continue
+                for r in record.get("exercises", []):
+                    if r["exercise"] == exercise and r.get("code"):
+                        codes[record["student"]] = _final_code(r["code"])
+            for student, other, score in similarity.flag_copies(codes, nb.solutions.get(function, ""),
+                                                                nb.stubs.get(function, "")):
+                flags.append((exercise, student, other, score))
+                if other in codes:
+                    flags.append((exercise, other, student, score))
+    return sorted(flags)

@@ -1,0 +1,123 @@
+"""The course's command line (``python scripts/course.py ...``): editions, grading a class, an nbgrader folder.
+
+    course.py editions [--out DIR]
+    course.py grade CLASS [--out DIR] [--jobs N] [--timeout S] [--cell-timeout S] [--case-timeout S] [--seed N]
+                          [--resume] [--student NAME ...] [--memory-mb M] [--processes P] [--disk-mb D]
+    course.py nbgrader [--out DIR]
+
+Everything is written under one folder outside the repository, ``~/toybook-course`` (or ``$TOYBOOK_COURSE_DIR``):
+``editions/``, ``grades/<class folder's name>/`` and ``nbgrader-course/``, unless ``--out`` says otherwise.
+A submission is ``CLASS/<student>/<notebook>.ipynb`` or ``CLASS/<student>.ipynb``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from . import sandbox
+from .marks import Settings
+
+ASSIGNMENT = "the-llm-as-a-policy"
+
+
+def home() -> Path:
+    """Where the course tools write by default: ``$TOYBOOK_COURSE_DIR``, else ``~/toybook-course``."""
+    return Path(os.environ.get("TOYBOOK_COURSE_DIR") or Path.home() / "toybook-course").expanduser()
+
+
+def grade(folder: Path, out: Path, jobs: int = 1, timeout: float = 600, cell_timeout: float = 120,
+          case_timeout: float = 10, seed: int | None = None, limits: sandbox.Limits | None = None,
+          resume: bool = False, students: list[str] | None = None, progress: bool = True) -> dict:
+    """Grade every submission in ``folder`` (``course.classroom.grade_class``); return what run.json says."""
+    from . import editions
+    from .classroom import grade_class
+
+    settings = Settings(setup_seconds=cell_timeout, case_seconds=case_timeout, limits=limits or sandbox.Limits())
+    return grade_class(folder, out, editions.book(), jobs=jobs, timeout=timeout, settings=settings, seed=seed,
+                       resume=resume, students=students, progress=progress)
+
+
+def _positive(kind):
+    def parse(text):
+        value = kind(text)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+        return value
+    return parse
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="course.py", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("editions", help="write the student and instructor editions")
+    p.add_argument("--out", type=Path, default=None, help="default: ~/toybook-course/editions")
+    p = sub.add_parser("grade", help="grade a folder of completed notebooks")
+    p.add_argument("submissions", type=Path)
+    p.add_argument("--out", type=Path, default=None, help="default: ~/toybook-course/grades/<CLASS's name>")
+    p.add_argument("--jobs", type=_positive(int), default=min(os.cpu_count() or 1, 4),
+                   help="submissions graded at once (default: the cores, at most 4)")
+    p.add_argument("--timeout", type=_positive(float), default=600, help="seconds for one submission in all")
+    p.add_argument("--cell-timeout", type=_positive(float), default=120,
+                   help="seconds for the code one exercise needs (its definitions, imports and the cells they use)")
+    p.add_argument("--case-timeout", type=_positive(float), default=10, help="seconds for one hidden case")
+    p.add_argument("--seed", type=int, default=None, help="seed of the hidden cases (default: a fresh one per run, "
+                   "written to run.json)")
+    p.add_argument("--resume", action="store_true", help="keep the results of submissions already graded in --out "
+                   "(same seed, unchanged since) and grade the rest")
+    p.add_argument("--student", action="append", default=None, metavar="NAME",
+                   help="grade only this student again (repeat for more); the others' results are kept")
+    p.add_argument("--memory-mb", type=_positive(int), default=sandbox.Limits.memory_mb,
+                   help="memory of one sandbox, its files in /tmp included")
+    p.add_argument("--processes", type=_positive(int), default=sandbox.Limits.processes,
+                   help="processes and threads of one sandbox")
+    p.add_argument("--disk-mb", type=_positive(int), default=sandbox.Limits.disk_mb,
+                   help="what one sandbox may write in all")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p = sub.add_parser("nbgrader", help="write an nbgrader course folder with the chapter as one assignment")
+    p.add_argument("--out", type=Path, default=None, help="default: ~/toybook-course/nbgrader-course")
+    p.add_argument("--assignment", default=ASSIGNMENT)
+    args = parser.parse_args(argv)
+
+    if args.command == "editions":
+        from .editions import write_editions
+
+        out = args.out or home() / "editions"
+        for edition, paths in write_editions(out).items():
+            print(f"{edition}: {len(paths)} notebooks in {out / edition}")
+    elif args.command == "grade":
+        if not args.submissions.is_dir():
+            parser.error(f"submissions folder {args.submissions} does not exist")
+        out = args.out or home() / "grades" / args.submissions.resolve().name
+        limits = sandbox.Limits(memory_mb=args.memory_mb, processes=args.processes, disk_mb=args.disk_mb,
+                                cpu_seconds=int(args.timeout) + 60)
+        try:
+            about = grade(args.submissions, out, args.jobs, args.timeout, args.cell_timeout, args.case_timeout,
+                          args.seed, limits, args.resume, args.student, progress=not args.no_progress)
+        except sandbox.Refused as err:
+            print(f"course.py grade: refused: {err}", file=sys.stderr)
+            return 2
+        except (ValueError, RuntimeError) as err:
+            print(f"course.py grade: {err}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print(f"\nstopped: the gradebook of what was graded is in {out}; run again with --resume to finish",
+                  file=sys.stderr)
+            return 130
+        for what in ("gradebook", "grades", "similarity", "feedback"):
+            print(f"{what}: {about[what]}")
+        print(f"seed of the hidden cases: {about['seed']}; {about['submissions']} submissions, "
+              f"{about['graded_now']} graded now in {about['seconds']:g} s")
+        for what, said in about["sandbox"].items():
+            print(f"sandbox, {what}: {said}")
+    else:
+        from .editions import book_notebooks
+        from .nbgrader_release import write_course
+
+        out = args.out or home() / "nbgrader-course"
+        source = write_course(out, book_notebooks(), args.assignment)
+        print(f"then, in {out}: nbgrader generate_assignment {args.assignment} --create")
+        print(f"nbgrader course folder: {out} (source notebooks in {source})")
+    return 0

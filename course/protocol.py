@@ -1,0 +1,177 @@
+"""What crosses the pipe between the grader and a sandboxed submission: plain JSON, one message per line.
+
+The grader sends a hidden case's inputs with ``encode`` (numbers, strings, tuples, lists, NumPy arrays, and the two
+kinds of ``toy`` object the exercises take, a policy and a named reward, each as the numbers that rebuild it); the
+sandbox rebuilds them with ``decode``. The sandbox answers with ``describe`` (a number, an array of numbers, or the
+name and repr of anything else), and the grader reads that answer with ``read_answer``, which trusts nothing: the
+other end of the pipe is the student's process, so a reply may be any bytes at all.
+
+Nothing here is ``pickle``: a pickle from the student could run code in the grader.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+MAX_LINE = 8 * 1024 * 1024  # bytes in one message from the sandbox; longer is a broken or hostile reply
+MAX_ARRAY = 100_000  # numbers in one answer
+
+
+# -- the grader's side: inputs out --------------------------------------------------------------------------------
+def encode(value):
+    """A hidden input as JSON-ready plain data (``decode`` rebuilds it in the sandbox)."""
+    from toy.policy import BigramPolicy, HabitPolicy, TabularPolicy
+    from toy.rewards import REWARDS
+
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else {"float": repr(float(value))}
+    if isinstance(value, tuple):
+        return {"tuple": [encode(v) for v in value]}
+    if isinstance(value, list):
+        return {"list": [encode(v) for v in value]}
+    if isinstance(value, dict):
+        return {"dict": [[encode(k), encode(v)] for k, v in value.items()]}
+    if isinstance(value, np.ndarray):
+        return {"ndarray": value.tolist(), "dtype": value.dtype.str, "shape": list(value.shape)}
+    if isinstance(value, HabitPolicy):
+        return {"policy": "habit", "weights": value.weights, "temperature": value.temperature,
+                "length": value.length, "eos": value.eos, "name": value.name}
+    if isinstance(value, BigramPolicy):
+        return {"policy": "bigram", "logits": encode(value.logits), "temperature": value.temperature,
+                "eos": value.eos, "name": value.name}
+    if isinstance(value, TabularPolicy):
+        return {"policy": "tabular", "logits": [encode(z) for z in value.logits], "eos": value.eos}
+    for name, reward in REWARDS.items():
+        if value is reward:
+            return {"reward": name}
+    raise TypeError(f"a hidden input of type {type(value).__name__} has no plain-data form: add one to "
+                    "course.protocol.encode")
+
+
+# -- the sandbox's side: inputs in, answers out -------------------------------------------------------------------
+def decode(data):
+    """The hidden input ``encode`` described, rebuilt with the sandbox's own ``toy``."""
+    if not isinstance(data, dict):
+        return [decode(v) for v in data] if isinstance(data, list) else data
+    if "float" in data:
+        return float(data["float"])
+    if "tuple" in data:
+        return tuple(decode(v) for v in data["tuple"])
+    if "list" in data:
+        return [decode(v) for v in data["list"]]
+    if "dict" in data:
+        return {decode(k): decode(v) for k, v in data["dict"]}
+    if "ndarray" in data:
+        return np.array(data["ndarray"], dtype=np.dtype(data["dtype"])).reshape(data["shape"])
+    from toy.policy import BigramPolicy, HabitPolicy, TabularPolicy
+    from toy.rewards import REWARDS
+
+    if "reward" in data:
+        return REWARDS[data["reward"]]
+    kind = data["policy"]
+    if kind == "habit":
+        return HabitPolicy(data["weights"], data["temperature"], data["length"], data["eos"], data["name"])
+    if kind == "bigram":
+        return BigramPolicy(decode(data["logits"]), data["temperature"], data["eos"], data["name"])
+    return TabularPolicy([decode(z) for z in data["logits"]], eos=data["eos"])
+
+
+def describe(value) -> dict:
+    """What a student's function returned, as plain data: a number, an array of numbers, or a description."""
+    try:
+        if isinstance(value, (bool, np.bool_)):
+            return {"other": type(value).__name__, "repr": repr(value)}
+        if isinstance(value, (int, float, np.integer, np.floating)) or (
+                isinstance(value, np.ndarray) and value.shape == ()):
+            return {"number": float(value), "type": type(value).__name__}
+        arr = np.asarray(value, dtype=float)
+        if arr.size > MAX_ARRAY:
+            return {"array": None, "shape": list(arr.shape), "type": type(value).__name__}
+        return {"array": arr.tolist(), "shape": list(arr.shape), "type": type(value).__name__}
+    except Exception:  # noqa: BLE001 - any other object is described, not compared
+        try:
+            text = repr(value)[:200]
+        except Exception:  # noqa: BLE001
+            text = "<no repr>"
+        return {"other": type(value).__name__, "repr": text}
+
+
+def dumps(message) -> bytes:
+    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+
+
+# -- the grader's side: answers in (untrusted) --------------------------------------------------------------------
+class BadReply(ValueError):
+    """A message from the sandbox that no honest worker writes."""
+
+
+def parse(line: bytes) -> dict:
+    """One message from the sandbox, or BadReply (too long, not JSON, nested too deep, not an object)."""
+    if len(line) > MAX_LINE:
+        raise BadReply(f"a reply of more than {MAX_LINE:,} bytes")
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError) as err:
+        raise BadReply(f"a reply that is not JSON ({type(err).__name__})") from None
+    if not isinstance(message, dict):
+        raise BadReply("a reply that is not a JSON object")
+    return message
+
+
+class Other:
+    """Stands for a returned object that is neither a number nor an array (its type's name and repr)."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+
+def _text(value, limit: int = 200) -> str:
+    """A string from the sandbox made safe to show: printable, one line, at most ``limit`` characters."""
+    text = value if isinstance(value, str) else repr(value)
+    return "".join(c if c.isprintable() else " " for c in text)[:limit]
+
+
+def read_answer(data) -> object:
+    """The answer ``describe`` wrote, rebuilt for ``toy.exercises``' comparison; BadReply if it is malformed."""
+    if not isinstance(data, dict):
+        raise BadReply("an answer that is not a JSON object")
+    if "number" in data:
+        number = data["number"]
+        if isinstance(number, bool) or not isinstance(number, (int, float)):
+            raise BadReply("a number that is not a number")
+        return float(number)
+    if "array" in data:
+        shape = data.get("shape")
+        if not (isinstance(shape, list) and len(shape) <= 32
+                and all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n for n in shape)):
+            raise BadReply("an array with a malformed shape")
+        if data["array"] is None:  # too large to send: only its shape matters (it cannot be right)
+            if math.prod(shape) <= MAX_ARRAY:
+                raise BadReply("a small array sent as too large")
+            return Other(f"an array of shape {tuple(shape)} (too large to compare)")
+        try:
+            arr = np.array(data["array"], dtype=float)
+        except (TypeError, ValueError, RecursionError):
+            raise BadReply("an array that is not numbers") from None
+        if arr.size > MAX_ARRAY or list(arr.shape) != shape:
+            raise BadReply("an array whose shape is not the one it states")
+        return arr.tolist() if data.get("type") == "list" else arr
+    if "other" in data:
+        kind = type(_text(data["other"], 60) or "object", (Other,), {})
+        return kind(_text(data.get("repr", "")))
+    raise BadReply("an answer of no known kind")
+
+
+def read_text(value, limit: int = 300) -> str:
+    """Words from the sandbox (an error message), made safe to show."""
+    return _text(value, limit)

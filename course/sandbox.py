@@ -1,0 +1,391 @@
+"""The sandbox one exercise of one submission runs in: bubblewrap, another user, limits for the whole of it.
+
+Isolation is bubblewrap's (``bwrap``, Debian's ``bubblewrap``, the sandbox Flatpak uses), not ours. The process
+sees, read-only, the Python it runs on (``sys.prefix`` and ``sys.base_prefix``) and ``/usr``; the zip of
+``restricted.py`` (its exercise's ``toy`` and the worker) at ``/opt/grader/sandbox.zip``; and a private, size-capped
+``/tmp`` (a tmpfs, also its working folder and HOME), gone when it ends. Of the project, ``/root`` or ``/home`` it
+sees only the folders that hold its Python (the project's ``.venv``, say), never the chapters (which hold the
+solutions), ``tests/`` or ``.git``; nothing of other submissions or of the grader's output, nor ``/etc``. It gets
+new pid, network (a loopback of its own, no route out), IPC, UTS and mount namespaces, a session of its own (no
+terminal), no capabilities, ``no_new_privs``, and dies with the grader.
+
+- **Another user.** As root, bwrap runs privileged and ``setpriv`` (util-linux) drops the process to a uid of its
+  own before Python starts: a random uid in ``UID_RANGE`` for each sandbox, so two grading runs never share one.
+  Not root, bwrap makes a user namespace and the process stays the grader's own (unprivileged) user. Student code
+  never runs as root: where neither works, ``probe`` refuses to grade and says what to install.
+- **One set of limits for the whole sandbox**, every process in it together: a memory cgroup (RAM, and the tmpfs
+  pages, which count as memory) and a pids cgroup (processes and threads), as root; the tmpfs's size caps what it
+  writes in all. Each process also gets rlimits (``prlimit``): address space, CPU seconds, file size, no core
+  files. The grader's own clock bounds the wall time: it kills the sandbox when a reply is late.
+- **Nothing outlives it.** When its first process ends (or is killed), the kernel kills every process of its pid
+  namespace; the grader also kills what is left in its cgroups and removes them. A grader killed with SIGKILL
+  leaves at most empty cgroups, which the next run removes (``sweep``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+UID_RANGE = (10_000_000, 2_000_000_000)  # far above any account's uid (``$TOYBOOK_SANDBOX_UIDS`` changes it)
+CGROUP_ROOTS = {"memory": Path("/sys/fs/cgroup/memory"), "pids": Path("/sys/fs/cgroup/pids")}  # cgroup v1
+CGROUP_V2 = Path("/sys/fs/cgroup")
+PREFIX = "toybook-grade"
+ARCHIVE = "/opt/grader/sandbox.zip"
+INSTALL = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) "
+           "and util-linux's setpriv and prlimit")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one sandbox may use in all: ``memory_mb`` of RAM and files together, ``processes`` (threads count),
+    ``disk_mb`` written to its /tmp, ``cpu_seconds`` of CPU per process."""
+
+    memory_mb: int = 2048
+    processes: int = 64
+    disk_mb: int = 64
+    cpu_seconds: int = 600
+
+
+class Refused(RuntimeError):
+    """Grading cannot be isolated on this machine; the message says why and what to install."""
+
+
+def _cgroup_version() -> str | None:
+    if os.geteuid() != 0:
+        return None
+    if all((root / "cgroup.procs").exists() for root in CGROUP_ROOTS.values()):
+        return "v1"
+    controllers = CGROUP_V2 / "cgroup.controllers"
+    if controllers.exists() and {"memory", "pids"} <= set(controllers.read_text().split()):
+        return "v2"
+    return None
+
+
+class Cgroup:
+    """The memory and pids cgroups of one sandbox (as root), named ``toybook-grade-<grader pid>-<random>``."""
+
+    def __init__(self, limits: Limits):
+        self.version = _cgroup_version()
+        self.paths: list[Path] = []
+        if not self.version:
+            return
+        name = f"{PREFIX}-{os.getpid()}-{secrets.token_hex(4)}"
+        memory = str(limits.memory_mb * 1024 * 1024)
+        try:
+            if self.version == "v1":
+                for kind, root in CGROUP_ROOTS.items():
+                    path = root / name
+                    path.mkdir()
+                    self.paths.append(path)
+                    if kind == "memory":
+                        (path / "memory.limit_in_bytes").write_text(memory)
+                        with contextlib.suppress(OSError):  # swap accounting may be off
+                            (path / "memory.memsw.limit_in_bytes").write_text(memory)
+                    else:
+                        (path / "pids.max").write_text(str(limits.processes))
+            else:
+                path = CGROUP_V2 / name
+                path.mkdir()
+                self.paths.append(path)
+                (path / "memory.max").write_text(memory)
+                with contextlib.suppress(OSError):
+                    (path / "memory.swap.max").write_text("0")
+                (path / "pids.max").write_text(str(limits.processes))
+        except OSError:
+            self.remove()
+            self.version = None
+
+    def enter_command(self) -> list[str]:
+        """A shell prefix that moves itself into the cgroups, then runs the rest of the command."""
+        if not self.paths:
+            return []
+        moves = "; ".join(f"echo $$ > {p / 'cgroup.procs'}" for p in self.paths)
+        return ["/bin/sh", "-c", moves + '; exec "$@"', "sh"]
+
+    def out_of_memory(self) -> bool:
+        for path in self.paths:
+            for name, key in (("memory.failcnt", None), ("memory.events", "oom_kill")):
+                with contextlib.suppress(OSError, ValueError):
+                    text = (path / name).read_text()
+                    count = int(text) if key is None else int(dict(line.split() for line in text.splitlines())[key])
+                    if count:
+                        return True
+        return False
+
+    def remove(self) -> None:
+        """Kill every process still in the cgroups, then remove them."""
+        for path in self.paths:
+            _empty(path)
+        self.paths = []
+
+
+def _empty(path: Path) -> None:
+    for _ in range(100):
+        try:
+            pids = [int(p) for p in (path / "cgroup.procs").read_text().split()]
+        except OSError:
+            return
+        if not pids:
+            break
+        with contextlib.suppress(OSError):
+            (path / "cgroup.kill").write_text("1")  # v2
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.01)
+    with contextlib.suppress(OSError):
+        path.rmdir()
+
+
+def sweep() -> int:
+    """Remove the cgroups of grading runs that are gone (a grader killed with SIGKILL); return how many."""
+    removed = 0
+    for root in [*CGROUP_ROOTS.values(), CGROUP_V2]:
+        for path in root.glob(f"{PREFIX}-*") if root.is_dir() else []:
+            try:
+                pid = int(path.name.split("-")[2])
+                os.kill(pid, 0)
+                continue  # its grader still runs
+            except (ValueError, IndexError, ProcessLookupError):
+                pass
+            except PermissionError:
+                continue
+            _empty(path)
+            removed += not path.exists()
+    return removed
+
+
+def _ancestors(path: Path) -> list[Path]:
+    return [p for p in reversed(path.parents) if p != Path("/")]
+
+
+def _readable(paths) -> list[str]:
+    """bwrap options that bind each path read-only, its parent folders made passable (mode 0755)."""
+    args, made = [], set()
+    for path in paths:
+        for parent in _ancestors(path):
+            if parent not in made and not str(parent).startswith("/usr"):
+                args += ["--perms", "0755", "--dir", str(parent)]
+                made.add(parent)
+        args += ["--ro-bind", str(path), str(path)]
+        made.add(path)
+    return args
+
+
+def python_roots() -> list[Path]:
+    """The folders the sandbox's Python needs, read-only: the environment and the Python it was made from."""
+    roots = []
+    for prefix in {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}:
+        if not str(prefix).startswith("/usr"):
+            roots.append(prefix)
+    return sorted(roots)
+
+
+def _site_packages_masks() -> list[str]:
+    """Cover a non-editable install of ``toy`` or ``course`` in site-packages: the sandbox gets its own toy only."""
+    masks = []
+    for entry in sys.path:
+        if "site-packages" in entry or "dist-packages" in entry:
+            for package in ("toy", "course"):
+                if (Path(entry) / package).is_dir():
+                    masks += ["--tmpfs", str(Path(entry).resolve() / package)]
+    return masks
+
+
+def command(limits: Limits, archive_fd: int, uid: int | None) -> list[str]:
+    """The command that starts the worker in a new sandbox (``uid``: the user to drop to, as root)."""
+    from .worker import BOOTSTRAP
+
+    usr = ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "lib", "lib64", "lib32", "sbin"):
+        top = Path("/") / name
+        if top.is_symlink():
+            usr += ["--symlink", os.readlink(top), str(top)]
+        elif top.is_dir():
+            usr += ["--ro-bind", str(top), str(top)]
+    mb = 1024 * 1024
+    python = str(Path(sys.executable).absolute())
+    argv = [shutil.which("bwrap") or "bwrap", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try", "--die-with-parent", "--new-session"]
+    if uid is None:
+        argv += ["--unshare-user", "--disable-userns"]
+    argv += [*usr, *_readable(python_roots()), *_site_packages_masks(),
+             "--proc", "/proc", "--dev", "/dev",
+             "--perms", "1777", "--size", str(limits.disk_mb * mb), "--tmpfs", "/tmp",
+             "--perms", "0755", "--dir", "/opt/grader", "--perms", "0444", "--ro-bind-data", str(archive_fd), ARCHIVE,
+             "--remount-ro", "/", "--chdir", "/tmp", "--clearenv",
+             "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp",
+             "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONHASHSEED", "0",
+             "--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--setenv", "TOY_EXPLORER_VIEW", "static",
+             "--setenv", "MPLBACKEND", "Agg"]
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        argv += ["--setenv", var, "1"]
+    argv.append("--")
+    if uid is not None:
+        argv += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
+                 "--bounding-set=-all", "--"]
+    argv += ["prlimit", f"--as={limits.memory_mb * mb}", f"--cpu={limits.cpu_seconds}",
+             f"--fsize={limits.disk_mb * mb}", "--core=0"]
+    # RLIMIT_NPROC counts every process of the real uid: as root the sandbox's own uid (this sandbox's processes
+    # only); otherwise the grader's user, so leave room for the processes that user runs now
+    argv.append(f"--nproc={limits.processes + (0 if uid is not None else _processes_of(os.getuid()) + 16)}")
+    argv += ["--", python, "-I", "-c", BOOTSTRAP]
+    return argv
+
+
+def uid_range() -> tuple[int, int]:
+    """The uids sandboxes are drawn from: ``$TOYBOOK_SANDBOX_UIDS`` ("low-high"), else ``UID_RANGE``."""
+    text = os.environ.get("TOYBOOK_SANDBOX_UIDS", "")
+    try:
+        low, high = (int(n) for n in text.split("-")) if text else UID_RANGE
+    except ValueError:
+        raise ValueError(f"TOYBOOK_SANDBOX_UIDS must be two uids 'low-high', got {text!r}") from None
+    if not 1000 <= low < high <= 2**32 - 2:
+        raise ValueError(f"TOYBOOK_SANDBOX_UIDS must satisfy 1000 <= low < high < 2^32 - 1, got {text!r}")
+    return low, high
+
+
+def _processes_of(uid: int) -> int:
+    count = 0
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            with contextlib.suppress(OSError):
+                count += os.stat(f"/proc/{pid}").st_uid == uid
+    return count
+
+
+def new_uid() -> int | None:
+    """A fresh uid for a sandbox when the grader is root (None otherwise: the grader's own user is not root)."""
+    if os.geteuid() != 0:
+        return None
+    low, high = uid_range()
+    return low + secrets.randbelow(high - low)
+
+
+RUNNING: dict[int, tuple[subprocess.Popen, Cgroup]] = {}  # every sandbox this grader has running, by pid
+_RUNNING_LOCK = threading.Lock()
+
+
+def start(archive: bytes, limits: Limits) -> tuple[subprocess.Popen, Cgroup]:
+    """Start a sandbox with ``archive`` (``restricted.restricted_toy``) mounted; the caller talks to it over
+    stdin/stdout and calls ``stop``."""
+    fd = os.memfd_create("sandbox.zip")
+    try:
+        os.write(fd, archive)
+        os.lseek(fd, 0, os.SEEK_SET)
+        group = Cgroup(limits)
+        argv = group.enter_command() + command(limits, fd, new_uid())
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                pass_fds=(fd,), start_new_session=True, close_fds=True)
+    finally:
+        os.close(fd)
+    with _RUNNING_LOCK:
+        RUNNING[proc.pid] = (proc, group)
+    return proc, group
+
+
+def kill(proc: subprocess.Popen, group: Cgroup) -> None:
+    """Kill the sandbox and everything in it: its first process, whose pid namespace dies with it, and whatever is
+    in its cgroups. The thread talking to it then reads the end of its output."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        proc.kill()
+    for path in group.paths:
+        with contextlib.suppress(OSError):
+            for pid in (path / "cgroup.procs").read_text().split():
+                with contextlib.suppress(OSError):
+                    os.kill(int(pid), signal.SIGKILL)
+
+
+def stop(proc: subprocess.Popen, group: Cgroup) -> None:
+    """Kill the sandbox, wait for it, close its pipes and remove its cgroups (by the thread that started it)."""
+    kill(proc, group)
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        with contextlib.suppress(OSError):
+            stream.close()
+    proc.wait()
+    group.remove()
+    with _RUNNING_LOCK:
+        RUNNING.pop(proc.pid, None)
+
+
+def stop_all() -> None:
+    """Kill every sandbox still running (Ctrl-C, SIGTERM); the threads that started them clean up after them."""
+    with _RUNNING_LOCK:
+        running = list(RUNNING.values())
+    for proc, group in running:
+        kill(proc, group)
+
+
+def stderr_tail(proc: subprocess.Popen) -> str:
+    """What the sandbox's launcher (bubblewrap, setpriv, prlimit) wrote before it ended, if anything."""
+    try:
+        os.set_blocking(proc.stderr.fileno(), False)
+        return (proc.stderr.read(4000) or b"").decode(errors="replace").strip()
+    except (OSError, ValueError):
+        return ""
+
+
+def probe(limits: Limits) -> dict:
+    """Start one sandbox and call a function in it; Refused, with what went wrong, unless it answers and runs as
+    another user than root. Returns what the sandbox enforces on this machine, in words (for run.json)."""
+    from .marks import Channel  # the grader's own reader of a sandbox's replies
+
+    proc, group = start(restricted_toy_plain(), limits)
+    channel = Channel(proc)
+    try:
+        channel.send({"setup": {"code": [[1, "import os\ndef probe():\n    return os.getuid()"]],
+                                "function": "probe"}})
+        ready = channel.receive(60)
+        channel.send({"call": {"tuple": []}})
+        reply = channel.receive(60)
+        uid = reply.get("value", {}).get("number") if ready.get("ready") else None
+    except Exception as err:  # noqa: BLE001 - whatever stops it, grading cannot start
+        proc.wait(timeout=5) if proc.poll() is None else None
+        said = stderr_tail(proc)
+        raise Refused(f"a test sandbox did not start ({type(err).__name__}{': ' + said if said else ''}); "
+                      f"{INSTALL}, and run the grader as root or where unprivileged user namespaces are allowed"
+                      ) from None
+    finally:
+        channel.close()
+        stop(proc, group)
+    if uid in (None, 0):
+        raise Refused("student code would run as root in this sandbox: grading refused")
+    whole = f"cgroup {group.version}" if group.version else None
+    return {
+        "tool": "bubblewrap (bwrap): read-only Python and /usr, its own toy and a private size-capped /tmp; new pid, "
+                "network, IPC, UTS and mount namespaces; no capabilities",
+        "user": (f"a fresh unprivileged uid per sandbox (setpriv; this one ran as {uid:g})" if os.geteuid() == 0
+                 else f"the grader's own user ({uid:g}), inside a user namespace"),
+        "limits": (f"memory and processes for the whole sandbox ({whole}); per process: address space, CPU time, "
+                   "file size" if whole else "per process only (no cgroup could be made; run as root for them): "
+                   "address space, CPU time, file size, and the processes of the user it runs as"),
+    }
+
+
+def restricted_toy_plain() -> bytes:
+    from .restricted import restricted_toy
+
+    return restricted_toy(None)
+
+
+def requirements() -> str | None:
+    """What this machine lacks to grade in a sandbox (None: nothing)."""
+    missing = [tool for tool in ("bwrap", "prlimit") + (("setpriv",) if os.geteuid() == 0 else ())
+               if not shutil.which(tool)]
+    if missing:
+        return f"{', '.join(missing)} not found: {INSTALL}"
+    if not sys.platform.startswith("linux") or not hasattr(os, "memfd_create"):
+        return "grading runs student code in a Linux sandbox (bubblewrap); this is not Linux"
+    return None
