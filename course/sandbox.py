@@ -174,7 +174,7 @@ def _readable(paths) -> list[str]:
     args, made = [], set()
     for path in paths:
         for parent in _ancestors(path):
-            if parent not in made and not str(parent).startswith("/usr"):
+            if parent not in made and not str(parent).startswith("/usr") and parent != Path("/tmp"):
                 args += ["--perms", "0755", "--dir", str(parent)]
                 made.add(parent)
         args += ["--ro-bind", str(path), str(path)]
@@ -219,9 +219,10 @@ def command(limits: Limits, archive_fd: int, uid: int | None) -> list[str]:
             "--unshare-cgroup-try", "--die-with-parent", "--new-session"]
     if uid is None:
         argv += ["--unshare-user", "--disable-userns"]
-    argv += [*usr, *_readable(python_roots()), *_site_packages_masks(),
+    # the private /tmp first: a Python that lives under /tmp (a clone in /tmp, say) is bound over it, not hidden by it
+    argv += [*usr, "--perms", "1777", "--size", str(limits.disk_mb * mb), "--tmpfs", "/tmp",
+             *_readable(python_roots()), *_site_packages_masks(),
              "--proc", "/proc", "--dev", "/dev",
-             "--perms", "1777", "--size", str(limits.disk_mb * mb), "--tmpfs", "/tmp",
              "--perms", "0755", "--dir", "/opt/grader", "--perms", "0444", "--ro-bind-data", str(archive_fd), ARCHIVE,
              "--remount-ro", "/", "--chdir", "/tmp", "--clearenv",
              "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp",
@@ -366,8 +367,8 @@ def probe(limits: Limits) -> dict:
     return {
         "tool": "bubblewrap (bwrap): read-only Python and /usr, its own toy and a private size-capped /tmp; new pid, "
                 "network, IPC, UTS and mount namespaces; no capabilities",
-        "user": (f"a fresh unprivileged uid per sandbox (setpriv; this one ran as {uid:g})" if os.geteuid() == 0
-                 else f"the grader's own user ({uid:g}), inside a user namespace"),
+        "user": (f"a fresh unprivileged uid per sandbox (setpriv; this one ran as {int(uid)})" if os.geteuid() == 0
+                 else f"the grader's own user ({int(uid)}), inside a user namespace"),
         "limits": (f"memory and processes for the whole sandbox ({whole}); per process: address space, CPU time, "
                    "file size" if whole else "per process only (no cgroup could be made; run as root for them): "
                    "address space, CPU time, file size, and the processes of the user it runs as"),

@@ -284,6 +284,17 @@ def test_without_bubblewrap_the_grader_refuses_and_says_what_to_install(tmp_path
     assert not (tmp_path / "out").exists()
 
 
+def test_a_python_under_tmp_is_bound_over_the_private_tmp(monkeypatch):
+    """The sandbox's own /tmp is mounted before the Python it runs on is bound, so a clone (and its .venv) under
+    /tmp stays visible inside (CI's clean clone may live there)."""
+    monkeypatch.setattr(sandbox, "python_roots", lambda: [Path("/tmp/clone/.venv"), Path("/opt/python")])
+    argv = sandbox.command(sandbox.Limits(), 3, 12345678)
+    tmpfs = argv.index("/tmp", argv.index("--tmpfs"))
+    venv = argv.index("/tmp/clone/.venv")
+    assert argv[tmpfs - 1] == "--tmpfs" and tmpfs < venv and argv[venv - 1] == "--ro-bind"
+    assert ["--dir", "/tmp"] not in [argv[k:k + 2] for k in range(len(argv))]  # /tmp keeps its 1777
+
+
 def test_outputs_default_outside_the_repository(tmp_path, monkeypatch):
     monkeypatch.setenv("TOYBOOK_COURSE_DIR", str(tmp_path / "course"))
     assert cli.home() == tmp_path / "course"
