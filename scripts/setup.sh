@@ -8,16 +8,27 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -r requirements.txt
-# Live code (Thebe) is served from the book's own files: npm's thebe package (its built bundle only, no dependencies),
-# unpacked into .venv (never committed). Without npm the book still builds; its Live code button then says so.
-THEBE=thebe@0.9.3
-THEBE_DIR=.venv/share/toybook-thebe
-if [ ! -f "$THEBE_DIR/package/lib/index.js" ]; then
-  if command -v npm >/dev/null 2>&1; then
-    mkdir -p "$THEBE_DIR"
-    tarball=$(cd "$THEBE_DIR" && npm pack --silent "$THEBE")
-    tar -xzf "$THEBE_DIR/$tarball" -C "$THEBE_DIR" package/package.json package/lib && rm "$THEBE_DIR/$tarball"
-  else
-    echo "Note: npm is missing, so the book's Live code button will be off (apt-get install nodejs npm, then rerun)." >&2
+# Files from npm, each one package without dependencies, unpacked into .venv (never committed): Thebe for Live code,
+# plotly's partial bundle (the traces the book draws, a quarter of plotly.min.js), and the checkers the tests run on
+# the built pages (axe-core, the Nu Html Checker). Without npm the book still builds (with the full plotly.js from
+# the Python package, and its Live code button saying it is off); the tests that need the checkers say what is missing.
+NPM_DIR=.venv/share/toybook-npm
+npm_unpack() {  # npm_unpack PACKAGE@VERSION FOLDER FILE-THAT-SHOWS-IT-IS-THERE [PATHS IN THE TARBALL...]
+  local spec=$1 folder=$2 marker=$3
+  shift 3
+  [ -f "$folder/$marker" ] && return 0
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "Note: npm is missing, so $spec is not installed (apt-get install nodejs npm, then rerun)." >&2
+    return 0
   fi
-fi
+  echo "Fetching $spec from npm..."
+  rm -rf "$folder" && mkdir -p "$folder"
+  local tarball
+  tarball=$(cd "$folder" && npm pack --silent "$spec")
+  tar -xzf "$folder/$tarball" -C "$folder" "$@" && rm "$folder/$tarball"
+}
+npm_unpack thebe@0.9.3 .venv/share/toybook-thebe package/lib/index.js package/package.json package/lib
+npm_unpack plotly.js-basic-dist-min@4.1.1 "$NPM_DIR/plotly" package/plotly-basic.min.js package/package.json \
+  package/plotly-basic.min.js
+npm_unpack axe-core@4.14.1 "$NPM_DIR/axe-core" package/axe.min.js package/package.json package/axe.min.js
+npm_unpack vnu-jar@26.9.27 "$NPM_DIR/vnu-jar" package/build/dist/vnu.jar package/package.json package/build/dist/vnu.jar

@@ -116,9 +116,14 @@ def test_the_book_renderer_puts_the_title_above_the_plot():
     assert html == pio.renderers["toy_book"].to_mimebundle(fig.to_dict())["text/html"]  # the same on every build
     uid = re.search(r'<div class="toy-figure-title" id="([\w-]+)-title">Two tokens \nat τ = 1</div>', html).group(1)
     assert f'role="figure" aria-labelledby="{uid}-title"' in html and f'id="{uid}"' in html
-    layout = json.loads(re.search(r"Plotly\.newPlot\(\s*\"[\w-]+\",\s*(\[.*?\]),\s*(\{.*?\}),\s*\{\"displaylogo",
-                                  html, re.S).group(2))
+    spec = json.loads(re.search(r'<script type="application/json" class="toy-plot-spec" data-for="([\w-]+)">(.*?)'
+                                r"</script>", html, re.S).group(2))
+    layout = spec["layout"]
     assert layout["title"]["text"] == "" and layout["margin"]["t"] == 30
+    # drawn by the page when it comes into view, in a box of the figure's height (nothing moves when it draws);
+    # the template keeps the defaults of the trace types drawn only; no mode bar
+    assert f'<div class="toy-plot" id="{uid}" style="height:{layout["height"]}px"></div>' in html
+    assert set(layout["template"]["data"]) == {"bar"} and spec["config"]["displayModeBar"] is False
 
 
 def test_static_explorers_carry_their_title_apart_from_the_figure():

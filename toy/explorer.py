@@ -43,7 +43,7 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from .figures import top_without_title
+from .figures import decade_ticks, top_without_title
 
 VIEW_ENV = "TOY_EXPLORER_VIEW"
 _TEMPLATE_FIELD = re.compile(r"\{(\w+)(?::\.(\d+)f)?\}")
@@ -254,6 +254,7 @@ class Explorer:
         data = np.concatenate(blocks).astype("<f8")  # little-endian float64, deflated (zlib) then base64
         # The page shows the figure's title as HTML above the plot (it wraps at any width), as the live view does.
         figure = self._figure_without_bound_values()
+        figure["layout"] = decade_ticks(figure["layout"])
         title = figure["layout"].get("title") or {}
         given_title = title.get("text") or ""
         if given_title or "title.text" in self.layout:

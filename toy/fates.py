@@ -133,11 +133,11 @@ class FateTable:
             f".{uid} {{ margin: 0.5em 0 1em; }}",
             f".{uid} input {{ position: absolute; opacity: 0; width: 1px; height: 1px; }}",
             f".{uid} label {{ display: inline-block; margin: 0 0.3em 0.4em 0; padding: 0.15em 0.6em; "
-            "border: 1px solid #999; border-radius: 1em; cursor: pointer; font-size: 0.9em; }}",
+            "border: 1px solid #999; border-radius: 1em; cursor: pointer; font-size: 0.9em; }",
             f".{uid} input:focus-visible + label {{ outline: 2px solid #1f77b4; outline-offset: 1px; }}",
             f".{uid} table {{ border-collapse: collapse; width: 100%; font-size: 0.88em; table-layout: auto; }}",
             f".{uid} th, .{uid} td {{ border: 1px solid #ddd; padding: 0.3em 0.4em; text-align: left; "
-            "vertical-align: top; overflow-wrap: break-word; }}",
+            "vertical-align: top; overflow-wrap: break-word; }",
             f".{uid} th {{ background: #eee; }}",
             # On a phone each row becomes a card, each cell labelled with its column's name.
             f"@media (max-width: 640px) {{ .{uid} thead {{ display: none; }} "
@@ -153,7 +153,13 @@ class FateTable:
                 css.append(f"#{uid}-{k}:checked ~ table tbody tr:not(.{uid}-f{k}) {{ display: none; }}")
         for fate, colour in FATES.items():
             css.append(f".{uid} td.{uid}-{_slug(fate)} {{ background: {colour}; }}")
-        parts = [f'<div class="{uid}"><style>{" ".join(css)}</style>',
+            # the book's dark mode: the same hue, dark, under the theme's light text
+            css.append(f"html[data-theme=dark] .{uid} td.{uid}-{_slug(fate)} {{ "
+                       f"background: color-mix(in srgb, {colour} 22%, #121212); }}")
+        css.append(f"html[data-theme=dark] .{uid} {{ color: var(--pst-color-text-base, #ced6dd); }} "
+                   f"html[data-theme=dark] .{uid} th {{ background: #2b2b2b; }} "
+                   f"html[data-theme=dark] .{uid} th, html[data-theme=dark] .{uid} td {{ border-color: #555; }}")
+        parts = [f'<div class="toy-fates {uid}"><style>{" ".join(css)}</style>',
                  f'<span class="{uid}-filter-title" id="{uid}-title">Show fate:</span>']
         for k, label in enumerate(filters):
             checked = " checked" if label == "all" else ""

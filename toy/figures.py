@@ -19,13 +19,18 @@ from plotly.subplots import make_subplots
 from . import checks
 
 EXACT = dict(color="#1f77b4")
-SEQUENCE = dict(color="#ff7f0e", pattern=dict(shape="/", fgcolor="#7a3a00", solidity=0.3))
+SEQUENCE = dict(color="#d9620b", pattern=dict(shape="/", fgcolor="#7a3a00", solidity=0.3))
 PATTERNS = ("", "/", ".", "x", "\\", "+", "-", "|")
 """Bar fill patterns, so that series differ by more than colour."""
 SIGNAL_LABEL = "signal E[A_t²] (Var r decided at t)"
 NOISE_LABEL = "noise E[(r − V(x) − A_t)²]<br>= sum of E[A_s²] over s ≠ t"
 """Legend entries of the two mean squares (reward²) that Figure 4.1's lower panel and 4.2's long-credit panel
 compare: the part of Var r that position t decides, and the noise r − V(x) adds at t."""
+TICK_STANDOFF = 6  # px between an axis and its tick labels: those of two axes never meet at a corner
+COLORWAY = ["#1f77b4", "#d9620b", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#c2469f", "#7f7f7f", "#8a8a00",
+            "#138a9c"]
+"""Series colours, each of middle lightness: at least 3:1 against the white page and the dark one (WCAG 1.4.11).
+plotly's own orange (#ff7f0e, 2.5:1 on white) is darkened to #d9620b."""
 FONT = dict(family="system-ui, -apple-system, Segoe UI, Roboto, sans-serif", size=13)
 LINE_CHARS = 36
 """The longest line of a text drawn in a figure (subplot titles, axis titles, legend entries), in characters: at the
@@ -45,10 +50,14 @@ def base_layout(fig: go.Figure, title: str, height: int = 420) -> go.Figure:
         autosize=True,
         font=FONT,
         template="plotly_white",
+        colorway=COLORWAY,
         # the legend at the figure's foot: plotly makes the bottom margin hold it, however many rows it takes
         legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, x=0, xanchor="left"),
         margin=dict(l=60, r=20, t=70, b=40),
     )
+    # tick labels keep a few pixels from their axis, so those of two axes never meet at a corner
+    fig.update_xaxes(ticklabelstandoff=TICK_STANDOFF)
+    fig.update_yaxes(ticklabelstandoff=TICK_STANDOFF)
     return fit_texts(fig)
 
 
@@ -180,18 +189,55 @@ def distribution_bars(distributions: dict, labels: list[str], title: str, xtitle
 
 
 # -- rendering in the book -------------------------------------------------------------------------------------
+PLOT_CONFIG = {"displaylogo": False, "displayModeBar": False, "responsive": True}
+"""plotly.js's options for the book's figures: no mode bar (its buttons would sit in the tab order, and one of them
+offers to upload the figure to Plotly's cloud); hover still shows the numbers, and "Numbers behind the figure"
+lists them."""
+
+
+def decade_ticks(layout: dict) -> dict:
+    """``layout`` (a plotly layout as a dict) with every log axis labelled at whole decades only: plotly's labels
+    for 2 and 5 between decades are drawn at three quarters of the font (under 11 px on a phone) and crowd."""
+    if not isinstance(layout, dict):
+        raise checks.fail("layout", "a plotly layout as a dict", layout)
+    out = dict(layout)
+    for key, axis in layout.items():
+        if re.fullmatch(r"[xy]axis\d*", key) and isinstance(axis, dict) and axis.get("type") == "log" \
+                and axis.get("dtick") in (None, "D1", "D2") and axis.get("tickvals") is None:
+            out[key] = {**axis, "dtick": 1}
+    return out
+
+
+def book_figure_html(fig_dict: dict) -> str:
+    """A figure as the book's page holds it: its title as HTML above the plot, then an empty box of the figure's
+    height and the figure's data as JSON, which the page script (``toy-explorer.js``) draws with plotly.js when
+    the box comes into view. No script runs before the page's text is shown, and nothing moves when it draws."""
+    title, fig_dict = lift_title(fig_dict)
+    layout = decade_ticks(dict(fig_dict.get("layout") or {}))
+    template = layout.get("template")
+    if isinstance(template, dict) and isinstance(template.get("data"), dict):  # defaults of traces it draws only
+        used = {t.get("type", "scatter") for t in fig_dict.get("data") or []}
+        layout["template"] = {**template, "data": {k: v for k, v in template["data"].items() if k in used}}
+    fig_dict = {**fig_dict, "layout": layout}
+    body = json.dumps(fig_dict, sort_keys=True, default=str)
+    uid = "toy-figure-" + hashlib.sha1(body.encode()).hexdigest()[:12]
+    spec = pio.to_json({"data": fig_dict.get("data") or [], "layout": layout, "config": PLOT_CONFIG},
+                       validate=False).replace("</", "<\\/")
+    height = int(layout.get("height") or 450)
+    plot = (f'<div class="toy-plot" id="{uid}" style="height:{height}px"></div>'
+            f'<script type="application/json" class="toy-plot-spec" data-for="{uid}">{spec}</script>')
+    if not title:
+        return f'<div class="toy-figure">{plot}</div>'
+    return (f'<div class="toy-figure" role="figure" aria-labelledby="{uid}-title">'
+            f'<div class="toy-figure-title" id="{uid}-title">{title}</div>{plot}</div>')
+
+
 class _BookRenderer(pio.base_renderers.MimetypeRenderer):
-    """A plotly renderer that emits text/html without plotly.js: the book loads plotly.js once per page."""
+    """A plotly renderer that emits text/html without plotly.js (``book_figure_html``): the book loads plotly.js
+    once per page, and draws each figure as it comes into view."""
 
     def to_mimebundle(self, fig_dict):
-        title, fig_dict = lift_title(fig_dict)
-        uid = "toy-figure-" + hashlib.sha1(json.dumps(fig_dict, sort_keys=True, default=str).encode()).hexdigest()[:12]
-        plot = pio.to_html(fig_dict, include_plotlyjs=False, full_html=False, auto_play=False, div_id=uid,
-                           validate=False, config={"displaylogo": False, "responsive": True})
-        if not title:
-            return {"text/html": plot}
-        return {"text/html": f'<div class="toy-figure" role="figure" aria-labelledby="{uid}-title">'
-                             f'<div class="toy-figure-title" id="{uid}-title">{title}</div>{plot}</div>'}
+        return {"text/html": book_figure_html(fig_dict)}
 
 
 def top_without_title(layout: dict) -> float:

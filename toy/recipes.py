@@ -121,10 +121,10 @@ def pipeline_figure(recipes: dict | None = None) -> go.Figure:
                           line=dict(color=kind["color"], width=2, dash=kind["dash"]),
                           fillcolor=_tint(kind["color"]), layer="below")
             fig.add_annotation(x=(x0 + x1) / 2, y=y, text=f"<b>{figures.break_lines(stage.name, NAME_WIDTH)}</b>",
-                               showarrow=False, font=dict(size=11))
+                               showarrow=False, font=dict(size=12))
             fig.add_annotation(x=(x0 + x1) / 2, y=top - box_height - 4, showarrow=False,
                                text=figures.break_lines(stage.data, DATA_WIDTH), yanchor="top",
-                               font=dict(size=10, color="#444"))
+                               font=dict(size=11, color="#444"))
             if col:
                 fig.add_annotation(x=x0, y=y, ax=x0 - 2 * pad, ay=y, xref="x", yref="y", axref="x", ayref="y",
                                    text="", showarrow=True, arrowhead=2, arrowsize=1, arrowwidth=1.5,

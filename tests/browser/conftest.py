@@ -170,7 +170,10 @@ def new_page(browser, width: int = 1280, height: int = 900):
 
 
 def settle(page) -> None:
-    """Wait until every static explorer is initialised, MathJax has typeset and the web fonts are in."""
+    """Start every figure and explorer now (the page starts each as it comes into view), then wait until every
+    static explorer is initialised, MathJax has typeset and the web fonts are in."""
+    page.wait_for_function("() => document.readyState === 'complete'")
+    page.evaluate("async () => { if (window.toyDrawAll) await window.toyDrawAll(); }")
     page.wait_for_function(
         "() => [...document.querySelectorAll('.toy-explorer')].every(e => e.dataset.ready === 'true')")
     page.evaluate("""async () => {

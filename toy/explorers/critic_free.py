@@ -30,11 +30,13 @@ STYLE = {
     "dr_grpo": dict(color="#9467bd", dash="longdash", symbol="x"),
     estimators.EXACT_CRITIC: dict(color="#222222", dash="solid", symbol="star"),
     "exact": dict(color="#222222", dash="solid", symbol="star"),
-    "ppo": dict(color="#ff7f0e", dash="longdashdot", symbol="cross"),
-    "vineppo": dict(color="#17becf", dash="6px,2px,2px,2px,2px,2px", symbol="hexagon"),
+    "ppo": dict(color="#d9620b", dash="longdashdot", symbol="cross"),
+    "vineppo": dict(color="#138a9c", dash="6px,2px,2px,2px,2px,2px", symbol="hexagon"),
 }
 """Colour, line dash and marker of every method: series differ by more than colour."""
 
+OPTIMUM_BAND = "#8c8c8c"
+"""The π* band: a mid grey, at least 3:1 against the light page and the dark one (a translucent black vanished)."""
 UNUSED_TEMPLATE_PARTS = ("coloraxis", "colorscale", "geo", "mapbox", "polar", "scene", "ternary")
 """Parts of the plotly template for subplot kinds and colour scales that none of these figures has."""
 
@@ -109,7 +111,7 @@ def group_advantages() -> Explorer:
     fig.add_bar(x=positions, y=zeros, name="exact A(s_t, y_t)", marker=figures.EXACT, row=1, col=1,
                 hovertemplate="%{x}: %{y:.4f}<extra>exact</extra>")
     fig.add_bar(x=positions, y=zeros, name="r − V(x) (the ideal baseline)", row=1, col=1,
-                marker=dict(color="#bbbbbb", pattern=dict(shape=".", fgcolor="#555", solidity=0.3)),
+                marker=dict(color="#8c8c8c", pattern=dict(shape=".", fgcolor="#333", solidity=0.3)),
                 hovertemplate="%{x}: %{y:.4f}<extra>r − V(x)</extra>")
     fig.add_bar(x=positions, y=zeros, name="the method's A₁, on every token", marker=figures.SEQUENCE, row=1, col=1,
                 hovertemplate="%{x}: %{y:.4f}<extra>method</extra>")
@@ -403,7 +405,7 @@ def training_curves() -> Explorer:
     traces, outputs = [], {}
     for col, metric in enumerate(("reward", "kl"), start=1):
         fig.add_scatter(x=[0, TRAIN_STEPS], y=[0.0, 0.0], mode="lines", name="KL-regularised optimum π*",
-                        legendgroup="opt", showlegend=col == 1, line=dict(color="rgba(0,0,0,0.2)", width=7),
+                        legendgroup="opt", showlegend=col == 1, line=dict(color=OPTIMUM_BAND, width=7),
                         hovertemplate="π*: %{y:.3f}<extra></extra>", row=1, col=col)
         traces.append((len(fig.data) - 1, "y", [f"opt_{metric}"]))
         for m in TRAIN_METHODS:

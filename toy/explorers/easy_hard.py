@@ -63,7 +63,7 @@ def resets_explorer(prompt: int = 2) -> Explorer:
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2,
                         subplot_titles=("Estimates V̂_K(s) from K rollouts", "Their error against K"))
     fig.add_scatter(x=np.repeat(ks, RESET_REPEATS), y=np.zeros(len(ks) * RESET_REPEATS), mode="markers",
-                    name="one estimate V̂_K", marker=dict(color=SEQUENCE_COLOUR, size=6, opacity=0.45, symbol="circle"),
+                    name="one estimate V̂_K", marker=dict(color=SEQUENCE_COLOUR, size=6, opacity=0.9, symbol="circle"),
                     row=1, col=1, hovertemplate="K = %{x}: %{y:.3f}<extra>estimate</extra>")
     fig.add_scatter(x=ks, y=np.zeros(len(ks)), mode="lines", name="exact V(s)", line=dict(color=EXACT_COLOUR, width=3),
                     row=1, col=1, hovertemplate="exact V = %{y:.4f}<extra></extra>")
@@ -365,7 +365,8 @@ def long_credit_explorer(prompt: int = 2) -> Explorer:
     fig.add_scatter(x=LENGTH_CURVE, y=LENGTH_CURVE, mode="lines+markers", name="noise per token: mean",
                     line=dict(color=SEQUENCE_COLOUR, dash="dash", width=3), marker=dict(symbol="square"), row=2,
                     col=1, hovertemplate="L = %{x:,}: %{y:.3g}<extra>noise</extra>")
-    fig.update_xaxes(title_text="position (share of the response)", tickformat=".0%", row=1, col=1)
+    fig.update_xaxes(title_text="position (share of the response)", tickformat=".0%", tickvals=[0.25, 0.5, 0.75, 1.0],
+                     row=1, col=1)  # no "0%" at the corner, where it met the log axis's bottom label
     fig.update_xaxes(type="log", title_text="response length L", row=2, col=1)
     fig.update_yaxes(type="log", title_text="reward²", range=[np.log10(LOG_FLOOR), 0.5], row=1, col=1)
     fig.update_yaxes(type="log", title_text="per token", row=2, col=1)

@@ -16,6 +16,11 @@ TOKENS = {a: str(a) for a in range(VOCAB_SIZE)}
 ROOT_Y = (VOCAB_SIZE - 1) / 2
 
 
+VALUE_SCALE = [[0.0, "#c6dbef"], [0.5, "#6baed6"], [1.0, "#2171b5"]]
+"""V(s) from light to mid blue: plotly's "Blues" without its navy end, which vanishes on the dark page; a node's
+light fill reads on the dark page, its dark outline on the light one (each at least 3:1)."""
+
+
 def _size(p):
     """Marker size from a reach probability: area grows with P, never vanishing."""
     return 6 + 30 * np.sqrt(np.asarray(p, dtype=float))
@@ -50,24 +55,25 @@ def tree_explorer(prompt: int = 2) -> Explorer:
     fig = go.Figure()
     for t in range(L):
         fig.add_scatter(x=[t, t + 1] * K, y=[0.0] * (2 * K), mode="lines", name="actions: one edge per token",
-                        legendgroup="edges", showlegend=t == 0, line=dict(color="#999", width=1.5),
+                        legendgroup="edges", showlegend=t == 0, line=dict(color="#8c8c8c", width=1.5),
                         hoverinfo="skip")
     xs = [0] + [t + 1 for t in range(L - 1) for _ in range(K)]
     ys = [ROOT_Y] + [float(a) for _ in range(L - 1) for a in range(K)]
     fig.add_scatter(x=xs, y=ys, mode="markers", name="states: size P(s_t), colour V(s_t)",
-                    marker=dict(symbol="circle", size=10, color=ys, colorscale="Blues", cmin=0, cmax=1,
+                    marker=dict(symbol="circle", size=10, color=ys, colorscale=VALUE_SCALE, cmin=0, cmax=1, opacity=1,
                                 line=dict(color="#1f3f66", width=1),
-                                colorbar=dict(title=dict(text="V(s)", side="right"), thickness=10, len=0.6)),
+                                colorbar=dict(title=dict(text="V(s)", side="right"), thickness=10, len=0.6,
+                                              outlinecolor="#6b6b6b", outlinewidth=1)),
                     customdata=ys, hovertemplate="depth %{x}, token %{y}: V = %{customdata:.3f}<extra>state</extra>")
     fig.add_scatter(x=list(range(L)), y=[ROOT_Y] * L, mode="markers", name="the path you chose",
                     marker=dict(symbol="diamond-open", size=24, color="#d62728", line=dict(width=2.5)),
                     hoverinfo="skip")
     leaf_x, leaf_y = [L] * K, [float(a) for a in range(K)]
     fig.add_scatter(x=leaf_x, y=leaf_y, mode="markers", name="complete response, rewarded",
-                    marker=dict(symbol="star", size=16, color="#2ca02c"), customdata=leaf_y,
+                    marker=dict(symbol="star", size=16, color="#2ca02c", opacity=1), customdata=leaf_y,
                     hovertemplate="last token %{y}: r = %{customdata:g}<extra>rewarded</extra>")
     fig.add_scatter(x=leaf_x, y=leaf_y, mode="markers", name="complete response, r = 0",
-                    marker=dict(symbol="x-thin-open", size=12, color="#555", line=dict(width=2)),
+                    marker=dict(symbol="x-thin-open", size=12, color="#555", line=dict(width=2), opacity=1),
                     hovertemplate="last token %{y}: r = 0<extra>not rewarded</extra>")
     fig.update_xaxes(title_text="depth t: tokens written so far", tickvals=list(range(L + 1)),
                      range=[-0.4, L + 0.4])

@@ -68,7 +68,7 @@ def compounding_errors() -> Explorer:
     fig = go.Figure()
     x = CURVE_T.astype(float)
     fig.add_scatter(x=x, y=x, name="paying every step (cost T)", mode="lines",
-                    line=dict(color="#999", dash="dot", width=1), hoverinfo="skip")
+                    line=dict(color="#8c8c8c", dash="dot", width=1), hoverinfo="skip")
     fig.add_scatter(x=x, y=x, name="exact BC: Σₜ[1 − (1−ε)ᵗ]", mode="lines", line=dict(**BC, width=3))
     fig.add_scatter(x=x, y=x, name="DAgger, exact εT", mode="lines", line=dict(**DAGGER, width=3, dash="dash"))
     fig.add_scatter(x=x, y=x, name="εT(T+1)/2 (small εT)", mode="lines", line=dict(color="#555", dash="dashdot"))
@@ -257,7 +257,7 @@ def waiting_for_signal() -> Explorer:
     fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines", name=f"mean of {len(HARD_SEEDS)} seeds",
                     line=dict(color="#222", width=3), row=1, col=1)
     fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines", name=f"fraction of {len(HARD_SEEDS)} seeds",
-                    line=dict(color="#ff7f0e", width=3, shape="hv"), row=2, col=1)
+                    line=dict(color="#d9620b", width=3, shape="hv"), row=2, col=1)
     fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines", name="exact: (1 − p)^(n·k)",
                     line=dict(color="#222", width=2, dash="dash"), row=2, col=1)
     fig.update_yaxes(title_text="success probability", type="log", range=[-3, 0.05], dtick=1, row=1, col=1)
@@ -348,7 +348,7 @@ DISTILL_PROMPT = 2
 DISTILL_REWARDS = {"sum_to_target": "sum to target", "first_token": "first token"}
 DISTILL_STYLE = {"on_policy": dict(color="#2ca02c", dash="solid", symbol="circle"),
                  "sft": dict(color="#9467bd", dash="dash", symbol="square"),
-                 "rl": dict(color="#ff7f0e", dash="dot", symbol="x")}
+                 "rl": dict(color="#d9620b", dash="dot", symbol="x")}
 DISTILL_LABELS = {"on_policy": "on-policy distillation", "sft": "SFT on the teacher's outputs",
                   "rl": "RL on the reward (RLOO)"}
 

@@ -2,7 +2,9 @@
 // Each .toy-explorer element carries a JSON payload: controls, outputs precomputed by `toy` at build time
 // (float64, base64), and bindings from outputs to the figure's traces and title. This script only looks
 // values up and redraws; it computes nothing. Exposes window.toyExplorers (element id -> API) for tests.
-// It also resizes every plotly figure on the page when its column settles.
+// It also draws the page's plain figures (toy.figures.book_figure_html: an empty box and the figure as JSON), and
+// resizes every plotly figure on the page when its column settles. Figures and explorers start when they come
+// near the screen, so nothing of theirs delays the text; window.toyDrawAll() starts them all (tests, printing).
 // Colours follow the reader's theme by CSS (toy/figure_theme.css).
 (function () {
   "use strict";
@@ -25,6 +27,20 @@
   }
   const resizer = typeof ResizeObserver === "undefined" ? null
     : new ResizeObserver((entries) => entries.forEach((entry) => follow(entry.target)));
+  // As toy.figures.PLOT_CONFIG: no mode bar (no buttons in the tab order, no upload to Plotly's cloud)
+  const PLOT_CONFIG = { displaylogo: false, displayModeBar: false };
+
+  // A plain figure: its box, and the JSON beside it
+  function drawPlain(box) {
+    const spec = box.nextElementSibling;
+    if (!spec || !spec.classList.contains("toy-plot-spec")) return Promise.resolve();
+    const fig = JSON.parse(spec.textContent);
+    box.style.height = "";
+    return Plotly.newPlot(box, fig.data, fig.layout, { ...fig.config, ...PLOT_CONFIG }).then((gd) => {
+      box.dataset.ready = "true";
+      if (resizer) resizer.observe(gd);
+    });
+  }
 
   // -- Numbers in titles written exactly as Python writes them ("{x:.3f}", "{x:g}"): Python rounds the exact
   // binary value half to even (0.3125 -> "0.312"), JavaScript's toFixed rounds half up ("0.313"). String work only.
@@ -260,7 +276,7 @@
         done = Object.keys(moved).length ? Promise.resolve(Plotly.relayout(figDiv, moved)).then(data) : data();
       } else {
         drawnLayout = key;
-        done = Plotly.react(figDiv, traces, layout, { displaylogo: false });
+        done = Plotly.react(figDiv, traces, layout, PLOT_CONFIG);
       }
       return Promise.resolve(done).then(() => {
         keepMargins();
@@ -360,37 +376,60 @@
     root.dataset.ready = "true";
   }
 
+  // Start each explorer and figure once, when it comes within a screen of the viewport (or when asked to).
+  const started = new Map();  // element -> promise
+  function start(el) {
+    if (started.has(el)) return started.get(el);
+    let done;
+    if (el.classList.contains("toy-plot")) {
+      done = drawPlain(el).catch((err) => {
+        el.textContent = "This figure could not be drawn: " + err;
+        throw err;
+      });
+    } else {
+      el.dataset.started = "true";
+      if (!el.id) el.id = "toy-explorer-" + started.size;
+      done = init(el, started.size).catch((err) => {
+        el.querySelector(".toy-explorer-figure").textContent = "This explorer could not start: " + err;
+        throw err;
+      });
+    }
+    started.set(el, done);
+    return done;
+  }
+  const near = typeof IntersectionObserver === "undefined" ? null : new IntersectionObserver((entries) => {
+    entries.forEach((entry) => {
+      if (entry.isIntersecting) { near.unobserve(entry.target); start(entry.target); }
+    });
+  }, { rootMargin: "100% 0px" });
+  function watch(el) {
+    if (started.has(el)) return;
+    if (near) near.observe(el); else start(el);
+  }
+  const SELECTOR = ".toy-explorer, .toy-plot";
+  window.toyDrawAll = () => Promise.all([...document.querySelectorAll(SELECTOR)].map(start));
+
   function initAll() {
     if (typeof Plotly === "undefined") {
-      document.querySelectorAll(".toy-explorer-figure").forEach((d) => {
+      document.querySelectorAll(".toy-explorer-figure, .toy-plot").forEach((d) => {
         d.textContent = "The figure needs plotly.js, which did not load.";
       });
       return;
     }
-    document.querySelectorAll(".toy-explorer").forEach((root, n) => {
-      root.dataset.started = "true";
-      init(root, n).catch((err) => {
-        root.querySelector(".toy-explorer-figure").textContent = "This explorer could not start: " + err;
-        throw err;
-      });
-    });
-    // Plain figures (plotly's own output in the page, also when Live code puts one in later) follow their column.
+    document.querySelectorAll(SELECTOR).forEach(watch);
+    // Figures plotly drew by itself (Live code shows a cell's output in place) follow their column.
     const followPlain = () => document.querySelectorAll(".js-plotly-plot").forEach((gd) => {
       if (resizer && !gd.closest(".toy-explorer")) resizer.observe(gd);
     });
     followPlain();
-    // Explorers put into the page later (Live code re-runs a cell and shows its output in place) start too;
-    // those whose element has left the page are forgotten.
+    // Explorers and figures put into the page later (Live code re-runs a cell) start too; those whose element
+    // has left the page are forgotten.
     let later = 0;
     new MutationObserver(() => {
       followPlain();
-      document.querySelectorAll(".toy-explorer:not([data-started])").forEach((root) => {
-        root.dataset.started = "true";
-        if (!root.id) root.id = "toy-explorer-later-" + later++;
-        init(root, 0).catch((err) => {
-          root.querySelector(".toy-explorer-figure").textContent = "This explorer could not start: " + err;
-          throw err;
-        });
+      document.querySelectorAll(".toy-explorer:not([data-started]), .toy-plot:not([data-ready])").forEach((el) => {
+        if (!el.id && el.classList.contains("toy-explorer")) el.id = "toy-explorer-later-" + later++;
+        watch(el);
       });
       Object.keys(window.toyExplorers || {}).forEach((id) => {
         if (!document.getElementById(id)) delete window.toyExplorers[id];

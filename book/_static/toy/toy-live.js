@@ -237,11 +237,46 @@
     await timed(session.kernel.requestExecute({code: PRELUDE, silent: true}).done, CONNECT_MS,
       "the kernel did not answer");
     noteNewExplorers(built);
-    say(`Running the page's ${cells} code cells once, in order, on ${route.label}…`, "busy");
-    await notebook.executeAll(false);
+    // The first run-through, one cell at a time with its progress shown. A cell the reader runs meanwhile (its run
+    // button, or Shift+Enter) waits in a queue and runs after it: run at once, it would cancel the run-through's
+    // request for that cell ("Canceled future").
+    const list = notebook.cells || [];
+    const queued = [];
+    let done = 0;
+    const progress = () => `Running the page's ${cells} code cells once, in order, on ${route.label}: ${done} of ` +
+      `${list.length} done.` + (queued.length ? ` ${queued.length} cell(s) you ran will run next.` : "");
+    const hold = (event) => {
+      if (document.documentElement.dataset.toyLive === "live") return;
+      const key = event.type === "keydown";
+      if (key && !(event.key === "Enter" && event.shiftKey)) return;
+      const cell = event.target.closest && event.target.closest(".thebe-cell");
+      const run = cell && (key ? cell.querySelector(".thebe-run-button") : event.target.closest(".thebe-run-button"));
+      if (!run) return;
+      event.preventDefault();
+      event.stopImmediatePropagation();
+      if (!queued.includes(run)) queued.push(run);
+      cell.dataset.toyQueued = "true";
+      say(progress(), "busy");
+    };
+    document.addEventListener("click", hold, true);
+    document.addEventListener("keydown", hold, true);
+    try {
+      for (const cell of list) {
+        say(progress(), "busy");
+        await cell.execute();
+        done += 1;
+      }
+    } finally {
+      document.documentElement.dataset.toyLive = "live";
+      document.removeEventListener("click", hold, true);
+      document.removeEventListener("keydown", hold, true);
+    }
     say(`Live code on ${route.label}: edit any cell and press its run button; outputs are replaced in place.`,
       "live");
-    document.documentElement.dataset.toyLive = "live";
+    for (const run of queued) {
+      delete run.closest(".thebe-cell").dataset.toyQueued;
+      run.click();
+    }
   }
 
   function bar() {
