@@ -247,9 +247,12 @@ def test_goodhart_thresholds_over_the_explorers_grid():
     assert end(30, "additive", 1) > 0.9 and end(100, "additive", 1) > 0.9
     assert end(10, "tabular", 1) > 0.99 > 0.05 > end(10, "tabular", 0)
     assert end(3000, "additive", 0) < end(3000, "additive", 1) < 0.1
+    # 'at most … (set 2's, with 3,000 comparisons; set 1's, with as many, ends at …)'
+    settled = {(n, d): end(n, "additive", d) for n in easy_hard.COMPARISONS if n >= 300 for d in sets}
+    assert max(settled, key=settled.get) == (3000, 1) and easy_hard.DATASETS[1] == "2"
 
 
-# -- 4.3: γ inside GAE biases even an exact critic, by discounting the reward ---------------------------------------
+# -- 4.3: γ inside GAE biases even an exact critic, by discounting what lies ahead ----------------------------------
 @pytest.mark.parametrize("gamma", [0.5, 0.9, 1.0])
 def test_gae_at_lambda_one_with_the_exact_critic_is_the_discounted_reward_minus_v(gamma):
     """4.3: 'at λ = 1 with the exact V the sum telescopes to Â_t = γ^(L−1−t) r − V(s_t)'."""
@@ -261,6 +264,94 @@ def test_gae_at_lambda_one_with_the_exact_critic_is_the_discounted_reward_minus_
     for t in range(L):
         v_t = V[t].reshape((K,) * t + (1,) * (L - t))
         np.testing.assert_allclose(A_hat[..., t], gamma ** (L - 1 - t) * r - v_t, atol=1e-12)
+
+
+@pytest.mark.parametrize("gamma", [0.5, 0.9, 1.0])
+def test_gae_at_lambda_zero_with_the_exact_critic_discounts_the_next_value(gamma):
+    """4.3: 'At λ = 0 with the exact V, Â_t = γ V(s_{t+1}) − V(s_t) before the last token, off by (γ − 1) V(s_{t+1})'
+    (the last token's Â is r − V(s_{L−1}), exact); toy.gae_discount's bias² is the π-weighted mean of its square."""
+    pi_ref = toy.reference_policy()
+    L, K = pi_ref.length, pi_ref.n_actions
+    V = toy.gae_discount.exact_critic(pi_ref, "sum_to_target", X)
+    V_all, reach = toy.values(pi_ref, "sum_to_target", X), toy.exact.reach_probs(pi_ref, X)
+    r = toy.reward_table("sum_to_target", X, L, K)
+    A_hat = toy.gae.gae_table(V, r, 0.0, gamma)
+    bias_sq = toy.gae_discount.advantage_error(pi_ref, "sum_to_target", X, V, gamma, 0.0).bias_sq
+    for t in range(L):
+        v_t = V[t].reshape((K,) * t + (1,) * (L - t))
+        if t < L - 1:
+            v_next = V[t + 1].reshape((K,) * (t + 1) + (1,) * (L - t - 1))
+            np.testing.assert_allclose(A_hat[..., t], np.broadcast_to(gamma * v_next - v_t, r.shape), atol=1e-12)
+            want = float((reach[t + 1] * ((gamma - 1) * V_all[t + 1]) ** 2).sum())
+        else:
+            np.testing.assert_allclose(A_hat[..., t], r - v_t, atol=1e-12)
+            want = 0.0
+        assert bias_sq[t] == pytest.approx(want, abs=1e-14)
+    assert (bias_sq[:-1] > 1e-12).all() == (gamma < 1)
+
+
+# -- 4.2: a failure under a fixed baseline moves the policy, but not toward every other response -------------------
+def test_a_failure_under_a_fixed_baseline_lowers_some_other_responses():
+    """4.2: a small step −η·V(x)·∇ log π(y | x) on a failed y (one softmax per state) 'lowers every response that
+    starts with the same token as the failure, and when that token is unlikely, every response that starts with
+    another unlikely one: … to … of the other 624 responses lose probability, and for … of the … failed responses
+    the probability of success falls'. Checked with an actual small step, against the first-order rule the
+    notebook counts with (the sign of ⟨∇ log π(y'), ∇ log π(y)⟩)."""
+    pi = toy.TabularPolicy.from_policy(toy.reference_policy())
+    L, K, i = pi.length, pi.n_actions, toy.PROMPTS.index(X)
+    v, R, P0 = toy.value(pi, "sum_to_target", X), toy.reward_table("sum_to_target", X, L, K), pi.response_probs(X)
+    probs = estimators.depth_probs(pi, X)
+    first = probs[0]  # π(a | x)
+    step = 1e-4
+    rare = set(np.argsort(first)[:2])  # the two least likely first tokens
+    lowered_counts, success_down = [], 0
+    for y in zip(*np.nonzero(R == 0), strict=True):
+        score = estimators.gradient_from_weights(probs, np.eye(K**L)[np.ravel_multi_index(y, R.shape)]
+                                                 .reshape(R.shape))
+        logits = [z.copy() for z in pi.logits]
+        for t in range(L):
+            logits[t][i] -= step * v * score[t]
+        P1 = toy.TabularPolicy(logits).response_probs(X)
+        down = P1 < P0
+        assert down[y] and P1.sum() == pytest.approx(1.0)  # the failure goes down, and hands its mass on
+        assert down[y[0]].all()  # every response with the failure's first token loses
+        for a in range(K):  # elsewhere: a whole first-token subtree loses or gains, by the first-order rule
+            if a != y[0]:
+                loses = first[a] + first[y[0]] < (first**2).sum()
+                assert (down[a].all() if loses else not down[a].any()), (y, a)
+                assert loses == (y[0] in rare and a in rare and a != y[0]), (y, a)
+        lowered_counts.append(int(down.sum()) - 1)
+        success_down += (P1 * R).sum() < (P0 * R).sum()
+    n_fail, others = len(lowered_counts), K**L - 1
+    assert min(lowered_counts) == K ** (L - 1) - 1 and max(lowered_counts) == 2 * K ** (L - 1) - 1  # 124 and 249
+    assert others == 624 and n_fail == int((R == 0).sum())
+    assert 0 < success_down < n_fail  # P(success) falls after some failures, rises after others
+    # the notebook's first-order count of failures after which P(success) falls
+    scores = np.stack([estimators.flatten(estimators.gradient_from_weights(probs, e.reshape(R.shape)))
+                       for e in np.eye(K**L)])
+    first_order = scores[(R == 0).ravel()] @ scores.T @ (P0 * R).ravel() > 0
+    assert int(first_order.sum()) == success_down
+
+
+# -- 4.3 (after the table) and toy.train: the toy's GRPO sees the KL penalty in its reward -------------------------
+def test_toys_grpo_takes_the_kl_penalty_in_the_reward_it_normalises(monkeypatch):
+    """4.3: 'the toy's training runs put the penalty into the reward, for GRPO too' (published GRPO, TRL and verl
+    add a k3 term to the loss instead): the rewards GRPO's advantages are computed from carry the penalty."""
+    seen = []
+    real = toy.train.estimators.advantages
+
+    def spy(method, rewards, *args, **kwargs):
+        seen.append((method, np.array(rewards)))
+        return real(method, rewards, *args, **kwargs)
+
+    monkeypatch.setattr(toy.train.estimators, "advantages", spy)
+    start = toy.reference_policy("terse")  # away from π_ref, so log π/π_ref ≠ 0
+    for beta in (0.0, 0.3):
+        seen.clear()
+        toy.train.train("grpo", steps=1, betas=(beta,), seeds=(0,), start=start)
+        (method, rewards), = seen
+        integral = np.allclose(rewards, np.round(rewards))
+        assert method == "grpo" and integral == (beta == 0.0), beta
 
 
 # -- 4.3: the table beats Monte Carlo per token too, without generalising -----------------------------------------
@@ -304,8 +395,8 @@ def test_the_clip_experiments_advantages_are_larger_than_grpos_by_the_bessel_fac
 
 def test_when_td0_beats_monte_carlo_with_16_targets():
     """4.3's exercise on bootstrapping: TD(0) wins from fewer responses for the coarse critics than for the table,
-    the per-prompt critic included, because V(s_1) and V(s_2) stay close to V(x); the last-token critic fitted to
-    2,048 responses does better still."""
+    the per-prompt critic included, because V(s_1) and V(s_2) stay close to V(x); fitted to 2,048 responses, the
+    per-prompt and last-token critics both do better, and about equally well."""
     from toy.explorers import classical
 
     boot = classical.bootstrap_explorer(prompt=X)
@@ -320,7 +411,11 @@ def test_when_td0_beats_monte_carlo_with_16_targets():
 
     start = {f: wins_from(f) for f in classical.CRITIC_FEATURES}
     assert start["tabular"] > max(start["prompt"], start["last_token"], start["running_sum"])
-    assert errors("last_token", 2048)[0] < errors("prompt", start["prompt"])[0]
+    prompt_2048, last_2048 = errors("prompt", 2048)[0], errors("last_token", 2048)[0]
+    assert max(prompt_2048, last_2048) < errors("prompt", start["prompt"])[0]  # 'both do better'
+    assert abs(prompt_2048 - last_2048) < 0.05 * min(prompt_2048, last_2048)  # 'about equally well'
+    assert prompt_2048 < last_2048  # so the last-token critic does not do better (0.00386 against 0.00393)
+    assert max(prompt_2048, last_2048) < errors("prompt", 2048)[1] / 2  # both well below Monte Carlo
     pi_ref = toy.reference_policy()
     reach, V = toy.exact.reach_probs(pi_ref, X), toy.exact.values(pi_ref, "sum_to_target", X)
     spread = [float(np.sqrt((reach[t] * (V[t] - V[0]) ** 2).sum())) for t in (1, 2, 3)]
