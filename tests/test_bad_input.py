@@ -387,6 +387,9 @@ CASES: dict[str, Case] = {
     "toy.critic.monte_carlo_rollouts": Case(
         critic.monte_carlo_rollouts, dict(policy=PI_EOS, prompt=2, k=3),
         dict(policy=POLICY + [LONG_EOS], prompt=PROMPT, k=COUNT)),
+    "toy.critic.monte_carlo_tokens": Case(
+        critic.monte_carlo_tokens, dict(policy=PI_EOS, prompt=2, k=3),
+        dict(policy=POLICY + [LONG_EOS], prompt=PROMPT, k=COUNT)),
     "toy.critic.value_error": Case(
         critic.value_error, dict(critic=critic.Critic(2), policy=PI, reward="sum_to_target", prompt=2),
         dict(critic=["c", None, PI], policy=POLICY + [PI3], reward=REWARD, prompt=PROMPT)),
@@ -420,6 +423,9 @@ CASES: dict[str, Case] = {
         clipping.one_token_reach, dict(p_old=0.1, advantage=1.0, budget=5.0),
         dict(p_old=UNIT + [0.0, 1.0], advantage=[NAN, INF] + WRONG_TYPES, eps_low=UNIT, eps_high=NON_NEGATIVE,
              budget=[-1.0, NAN, INF, 1e12, "x"])),
+    "toy.clipping.group_advantages": Case(
+        clipping.group_advantages, dict(rewards=[0.0, 1.0, 0.0, 0.0]),
+        dict(rewards=array_bad([0.0, 1.0, 0.0, 0.0], [(2, 2)]) + [[1.0]])),
     "toy.clipping.train": Case(
         clipping.train, dict(p0=PROBS, rewards=[0.0, 1.0, 0.0, 0.0], updates=2, group=4, epochs=2, seeds=2),
         dict(p0=probs_bad(PROBS, [(3,)]), rewards=array_bad([0.0, 1.0, 0.0, 0.0], [(3,)]), eps_low=UNIT,

@@ -10,6 +10,12 @@ Once a token's ratio leaves the clip range in the direction its advantage pushes
 a token with probability p and a positive advantage can rise to about (1 + ε_high)·p in one update. For a
 rare token that is a tiny absolute step (0.01 → 0.012 with ε_high = 0.2), for a common one hardly a limit at all
 (0.9 could go to 1.08). DAPO's clip-higher raises ε_high to 0.28 so that rare tokens can grow faster.
+
+Conventions. The clip here is PPO's, min(ρA, clip(ρ)A), with no dual clip (verl's PPO loss adds one by default:
+for A < 0 the term is also bounded by c·A, c = ``clip_ratio_c`` = 3, so a token whose ratio has passed c is no longer
+pushed back down). ``train`` normalises each group's rewards with ``group_advantages``: the *population* standard
+deviation and no ε, (r − mean r)/std₀ r. GRPO as the book defines it (``toy.estimators``, section 4.5) divides by the
+sample standard deviation plus ε, so the advantages here are √(n/(n − 1)) times larger (1.033 for n = 16).
 """
 
 from __future__ import annotations
@@ -88,6 +94,16 @@ def one_token_reach(p_old: float, advantage: float, eps_low: float = 0.2, eps_hi
     return float(softmax(z)[0])
 
 
+def group_advantages(rewards) -> np.ndarray:
+    """The advantages ``train`` gives one group: (r_i − mean r)/std r with the population standard deviation (NumPy's
+    ``ddof=0``) and no ε; all zeros when every reward is the same. Shape (n,) → (n,)."""
+    r = checks.array("rewards", rewards, ndim=1)
+    if r.size < 2:
+        raise checks.fail("rewards", "a group of at least 2 rewards", r)
+    sd = r.std()
+    return (r - r.mean()) / sd if sd > 0 else np.zeros(r.size)
+
+
 class Training(NamedTuple):
     """Mean over seeds of sampled PPO training on one state: π and its entropy after each update."""
 
@@ -98,7 +114,8 @@ class Training(NamedTuple):
 def train(p0, rewards, eps_low: float = 0.2, eps_high: float = 0.2, updates: int = 30, group: int = 16,
           epochs: int = 4, lr: float = 5.0, seeds: int = 20) -> Training:
     """PPO with group-normalised advantages on one state: each update samples ``group`` tokens from π_old,
-    sets A_i = (r_i − mean r)/(std r) (zero when all rewards are equal), and runs ``ppo_update``. Seeds 0..seeds−1."""
+    sets A_i = (r_i − mean r)/(std r) with the population std (``group_advantages``; zero when all rewards are
+    equal), and runs ``ppo_update``. Seeds 0..seeds−1."""
     p0 = checks.probabilities("p0", p0, ndim=1)
     r = checks.array("rewards", rewards, ndim=1)
     if r.shape != p0.shape:
@@ -123,7 +140,6 @@ def train(p0, rewards, eps_low: float = 0.2, eps_high: float = 0.2, updates: int
             if n == updates:
                 break
             a = rng.choice(p.size, group, p=p)
-            sd = r[a].std()
-            A = (r[a] - r[a].mean()) / sd if sd > 0 else np.zeros(group)
+            A = group_advantages(r[a])
             p = ppo_update(np.maximum(p, 1e-300) / np.maximum(p, 1e-300).sum(), a, A, eps_low, eps_high, epochs, lr)
     return Training(probs, entropy)

@@ -314,9 +314,23 @@ def monte_carlo_error(policy: Policy, reward, prompt, k) -> float:
 
 def monte_carlo_rollouts(policy: Policy, prompt, k) -> int:
     """Rollouts Monte Carlo values consume for the error of ``monte_carlo_error``: K at every non-terminal state
-    the policy can visit (reach probability > 0): K·(1 + K + … + K^(L−1)) for a softmax policy over K tokens."""
+    the policy can visit (reach probability > 0): K·(1 + K + … + K^(L−1)) for a softmax policy over K tokens.
+    (``monte_carlo_tokens`` counts the tokens those rollouts write instead.)"""
     checks.policy("policy", policy, responses=True)
     prompt = check_prompt(prompt)
     k = checks.positive_int("k", k, low=1)
     reach = exact.reach_probs(policy, check_prompt(prompt))
     return k * sum(int((reach[t] > 0).sum()) for t in range(policy.length))
+
+
+def monte_carlo_tokens(policy: Policy, prompt, k) -> int:
+    """Tokens Monte Carlo values write for the error of ``monte_carlo_error``: K rollouts at every non-terminal state
+    the policy can visit, a rollout from depth t writing the L − t tokens still to come. A critic fitted to N sampled
+    responses has written N·L tokens, so this is the count to set against it when rollouts from deep states, which
+    are short, should cost less than whole responses."""
+    checks.policy("policy", policy, responses=True)
+    prompt = check_prompt(prompt)
+    k = checks.positive_int("k", k, low=1)
+    reach = exact.reach_probs(policy, prompt)
+    L = policy.length
+    return k * sum((L - t) * int((reach[t] > 0).sum()) for t in range(L))

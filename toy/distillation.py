@@ -12,12 +12,17 @@ exact credit sits, token by token, with no sampling of the outcome at all.
 Three ways to move a student π_S (a tabular policy starting at π_ref) toward the task, all from sampled responses:
 
 * ``on_policy``: the student samples y; token t gets the coefficient log π_T(y_t | s_t) − log π_S(y_t | s_t)
-  (reverse KL per token, discount 0, as on-policy distillation uses it): a dense signal on the student's own states.
+  (reverse KL per token, discount 0): a dense signal on the student's own states. With discount 0 a token is
+  credited with its own log-ratio only, not with the log-ratios of the tokens after it, so this is a biased
+  per-token surrogate of the gradient of KL(π_S ‖ π_T), with less variance than the unbiased one.
 * ``sft``: the teacher samples y; every token gets coefficient 1 (maximum likelihood on the teacher's outputs,
-  on the teacher's states).
+  on the teacher's states): a stochastic gradient of the forward KL(π_T ‖ π_S).
 * ``rl``: the student samples y and RLOO gives every token of response i the same advantage (one sparse reward).
 
-After every step the student's task reward and its KL to the teacher, KL(π_S ‖ π_T), are computed exactly.
+After every step the student's task reward and its reverse KL to the teacher, KL(π_S ‖ π_T), are computed exactly:
+the divergence on-policy distillation minimises, not the forward one SFT minimises. Every method takes steps of the
+same constant size ``lr`` on the logits, and SFT's noise does not vanish at the teacher (its coefficient stays 1),
+so how the methods compare depends on ``lr`` (section 4.4 runs them at several step sizes).
 """
 
 from __future__ import annotations

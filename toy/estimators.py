@@ -4,7 +4,7 @@ Each method samples a group of n responses y_1..y_n to one prompt, scores them r
 token of response i the same advantage A_i (the bandit view: one advantage per response):
 
     reinforce  A_i = r_i − mean_j r_j                           REINFORCE with the group mean as baseline
-    rloo       A_i = r_i − (Σ_{j≠i} r_j)/(n − 1)                leave-one-out (Ahmadian et al. 2024)
+    rloo       A_i = r_i − (Σ_{j≠i} r_j)/(n − 1)                leave-one-out (Kool et al. 2019; Ahmadian et al. 2024)
     remax      A_i = r_i − r(x, ŷ), ŷ the greedy response        ReMax (Li et al. 2023)
     grpo       A_i = (r_i − mean_j r_j)/(std_j r_j + ε)          GRPO (Shao et al. 2024); std with n − 1, ε = 1e-4
     dr_grpo    A_i = r_i − mean_j r_j                            Dr. GRPO (Liu et al. 2025) drops the division by std
@@ -23,6 +23,11 @@ group only through its rewards, and given their rewards the responses are indepe
 enumerate how many of the n responses take each reward value (a multinomial) instead of every group.
 Dr. GRPO's other change, dropping the division by each response's length of the loss, is invisible here: every
 toy response has the same length.
+
+ReMax's baseline here is the plain reward of the greedy response, r(x, ŷ); ``toy.train``, which shapes every reward
+with a KL penalty, subtracts the greedy response's KL-shaped reward instead. Either baseline is unbiased, because the
+greedy response does not depend on the sampled ones. Where GRPO's KL penalty goes is a convention of ``toy.train``
+(see its docstring): the advantages here involve no penalty at all.
 """
 
 from __future__ import annotations

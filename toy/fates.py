@@ -75,7 +75,7 @@ ROWS = (
         "central to the stages that optimise a policy on its own samples (recipes of SFT or DPO alone have none)",
         "the trust region", P43 + "#sec-4-3-clipping"),
     Row("KL to a reference", "rare (entropy regularisation is the nearest relative)",
-        "in almost every objective, toward π_ref", "new in role",
+        "in most RLHF objectives, toward π_ref (some RLVR recipes, DAPO's among them, drop it)", "new in role",
         "it pulls toward a prior, not just limiting one step", "it must not drift", P42 + "#sec-4-2-drift"),
     Row("Experience replay", "central to DQN-style methods", "largely absent from policy optimisation",
         "mostly discarded", "stale samples fight the trust region", "off-policy staleness",

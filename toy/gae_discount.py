@@ -12,7 +12,11 @@ position t and every prefix y_{≤t} (state and token), the completions after to
     bias_t(y_{≤t}) = E[Â_t | y_{≤t}] − A(s_t, y_t),        var_t(y_{≤t}) = Var[Â_t | y_{≤t}],
 
 by enumerating every response. Both are averaged over positions and over y_{≤t} ~ π. Discounting later TD errors
-by γ shrinks the variance they bring (as λ does) and, unless V̂ is exact and γ = 1, adds bias.
+by γ shrinks the variance they bring (as λ does) and, unless V̂ is exact and γ = 1, adds bias. With the exact V,
+γ biases Â_t by discounting what lies ahead of token t. At λ = 0 that is the next state's value:
+Â_t = δ_t = γ·V(s_{t+1}) − V(s_t) before the last token, off by (γ − 1)·V(s_{t+1}), and exact at the last token
+(Â_{L−1} = r(x, y) − V(s_{L−1})). At λ = 1 the bias comes from discounting the reward, not from the values: the sum
+telescopes to Â_t = γ^(L−1−t)·r(x, y) − V(s_t), whose mean given y_{≤t} is γ^(L−1−t)·V(s_{t+1}) − V(s_t).
 """
 
 from __future__ import annotations

@@ -4,9 +4,11 @@ Both see the KL-shaped per-token reward of RLHF: r_t = −β·log(π(y_t|s_t)/π
 score r(x, y) on its last token (γ = 1).
 
 * ``ppo``: the critic is ``toy.critic.Critic``'s one-hot features (a value per cell of states), one weight vector
-  per run. Advantages are GAE(λ) of the critic's values (``toy.gae.gae``), whitened per run as RLHF trainers do
-  (zero mean, unit standard deviation over the batch); the critic then moves every cell it saw a fraction
-  ``critic_lr`` of the way towards the mean of its new targets, the GAE returns A_t + V̂(s_t).
+  per run. Advantages are GAE(λ) of the critic's values (``toy.gae.gae``), whitened per run over the batch's N token
+  advantages, (A − mean)/(std + 1e-8), with the *population* std (NumPy's default, dividing by N). verl and TRL
+  whiten with the Bessel-corrected variance (dividing by N − 1), so their advantages are √((N − 1)/N) times these.
+  The critic then moves every cell it saw a fraction ``critic_lr`` of the way towards the mean of its new
+  targets, the GAE returns A_t + V̂(s_t).
 * ``vineppo``: V̂(s_t) is the mean KL-shaped return of K rollouts restarted from s_t (for t = 0 shared by the
   group, since every response starts at the prompt), V̂(s_L) = 0, and A_t = r_t + V̂(s_{t+1}) − V̂(s_t).
 

@@ -63,8 +63,10 @@ RECIPES = {
          Stage("Cold-start SFT", "instructive", "a small set of demonstrations"),
          Stage("Reasoning RL", "evaluative", "reasoning tasks, rewards by rule"),
          Stage("Rejection sampling", "selection", "the RL model's own samples, filtered"),
-         Stage("SFT", "instructive", "the kept samples as a new dataset",
-               "restarted from the base model, DeepSeek-V3-Base, not from the RL checkpoint"),
+         Stage("SFT", "instructive", "kept samples and other data",
+               "about 600k kept reasoning samples and about 200k non-reasoning ones (writing, factual QA, "
+               "translation), about 800k in all; restarted from the base model, DeepSeek-V3-Base, not from the RL "
+               "checkpoint"),
          Stage("RL, all scenarios", "evaluative", "prompts of every kind and their rewards")],
     ),
 }

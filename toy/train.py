@@ -8,7 +8,21 @@ Each step samples a group of n responses per prompt, scores them with the KL-sha
 
 turns the scores into advantages with one of the methods below, and moves the logits along
 (1/n) Σ_i Σ_t A_{i,t} ∇ log π(y_{i,t} | s_{i,t}). With ``epochs`` > 1 the same group is reused, and each later pass
-uses PPO's clipped surrogate (ratio to the sampling policy, clipped to [1 − ε, 1 + ε]).
+uses PPO's clipped surrogate (ratio to the sampling policy, clipped to [1 − ε, 1 + ε]). The clip is per token for
+every method, the critic-free ones included, as in TRL's and verl's trainers: each token's ratio
+π(y_t | s_t)/π_old(y_t | s_t) is clipped on its own (GSPO would clip one length-normalised ratio per response).
+
+Conventions, where they differ from the published methods and the common trainers:
+
+* **Where the KL penalty goes.** Every critic-free method here (``reinforce``, ``rloo``, ``remax``, ``grpo``,
+  ``dr_grpo``) sees the KL-shaped reward r̃ above, so its advantage is computed from r̃: ``grpo`` subtracts the group
+  mean of r̃ and divides it, penalty included, by the group's std of r̃. GRPO as published (Shao et al. 2024), TRL's
+  GRPO trainer and verl's GRPO setting (``use_kl_loss``) instead add a per-token KL estimate to the loss, the "k3"
+  estimator π_ref/π − log(π_ref/π) − 1, outside the advantage and its division by the std.
+* **ReMax's baseline** is the greedy response's KL-shaped reward r̃(x, ŷ) under the current policy (``toy.estimators``
+  on its own uses the plain r(x, ŷ)). Both baselines are unbiased: the greedy response does not depend on the
+  sampled ones.
+* ``ppo`` whitens its advantages with the population std; see ``toy.ppo``.
 
 Methods: ``exact`` (the exact gradient of E[r] − β·KL, no sampling: the curve every estimator is chasing), the
 critic-free methods of ``toy.estimators`` (one advantage per response, the same on all its tokens), and, from

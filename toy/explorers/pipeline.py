@@ -388,7 +388,7 @@ def distillation_explorer() -> Explorer:
     fig = make_subplots(rows=3, cols=1, vertical_spacing=0.1, row_heights=[0.36, 0.32, 0.32],
                         subplot_titles=("One response: credit per token",
                                         "Student's task reward (exact)",
-                                        "Student's KL to the teacher"))
+                                        "Student's reverse KL to the teacher"))
     pos = [f"token {t + 1}" for t in range(L)]
     fig.add_bar(x=pos, y=[0.0] * L, name="exact advantage A(s_t, y_t)", marker=dict(color=EXACT["color"]),
                 row=1, col=1)
@@ -430,8 +430,9 @@ def distillation_explorer() -> Explorer:
                               "{end_kl_on_policy:.3f} nats from it on-policy, {end_kl_sft:.3f} by SFT"},
         caption=f"Prompt {DISTILL_PROMPT}. Student: a tabular policy starting at π_ref; every method samples 4 "
                 f"responses per prompt and step (the teacher's for SFT, the student's otherwise), step size "
-                f"{RL_LR}, mean of 5 seeds. Exact credit and the teacher's signal are for π_ref, the student at "
-                "step 0.",
+                f"{RL_LR}, mean of 5 seeds. The KL is the reverse one, KL(π_S ‖ π_T), which on-policy distillation "
+                "minimises (SFT minimises the forward one). Exact credit and the teacher's signal are for π_ref, the "
+                "student at step 0.",
     )
 
 
