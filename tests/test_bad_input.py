@@ -592,6 +592,10 @@ CASES: dict[str, Case] = {
                                    dict(fig_dict=["ab", None, figures.go.Figure()])),
     "toy.figures.top_without_title": Case(figures.top_without_title, dict(layout={"margin": {"t": 70}}),
                                           dict(layout=["ab", None, 3])),
+    "toy.figures.decade_ticks": Case(figures.decade_ticks, dict(layout={"yaxis": {"type": "log"}}),
+                                     dict(layout=["ab", None, 3, figures.go.Layout()])),
+    "toy.figures.book_figure_html": Case(figures.book_figure_html, dict(fig_dict={"data": [], "layout": {}}),
+                                         dict(fig_dict=["ab", None, figures.go.Figure()])),
     "toy.figures.credit_bars": Case(figures.credit_bars, dict(length=2), dict(length=COUNT + [10**6])),
     "toy.figures.credit_by_prior": Case(
         figures.credit_by_prior, dict(signal={"sum_to_target": {"pretrained": [0.1, 0.2]}}, title="t"),

@@ -40,6 +40,7 @@ from pathlib import Path
 
 import plotly
 from docutils import nodes
+from sphinx.builders.html._assets import _JavaScript
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 
@@ -231,7 +232,8 @@ def _page_assets(app, pagename, templatename, context, doctree):
         seen.add(key)
         if js.filename and "async" not in js.attributes and "defer" not in js.attributes \
                 and not name.endswith(SYNC_JS) and pagename != "search":  # the search page runs as it was made
-            js.attributes["defer"] = "defer"  # no script blocks the first paint: each runs, in order, once parsed
+            # no script blocks the first paint: each runs, in order, once parsed (a copy: pages share the object)
+            js = _JavaScript(js.filename, priority=js.priority, **{**js.attributes, "defer": "defer"})
         kept.append(js)
     scripts[:] = kept
     dropped = (() if _thebe_on(app) else ("sphinx-thebe.css",)) + (() if design_here else (DESIGN_CSS,))
