@@ -219,6 +219,24 @@ def open_book_page(browser, url: str, width: int = 1280, height: int = 900, scro
     return page, log
 
 
+def to_dark(page) -> None:
+    """Switch the open page to dark mode with the theme's own button (it cycles light -> auto -> dark), then move
+    away from it (to the window's bottom corner, where no control is) with fades off: a tooltip still fading out
+    would be measured at half its colour."""
+    for _ in range(3):
+        if page.evaluate("() => document.documentElement.dataset.theme") == "dark":
+            break
+        page.locator(".theme-switch-button").first.click()
+        page.wait_for_timeout(100)
+    assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
+    size = page.viewport_size
+    page.mouse.move(size["width"] - 2, size["height"] - 2)
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    page.add_style_tag(content="*, *::before, *::after { transition: none !important; animation: none !important; }")
+    page.wait_for_function("() => !document.querySelector('.tooltip')")
+    page.wait_for_timeout(300)
+
+
 def close(page) -> None:
     page.context.close()
 

@@ -89,28 +89,11 @@ TICKS_JS = r"""() => {
 }"""
 
 
-def _dark(page) -> None:
-    for _ in range(3):  # the theme's own switch cycles light -> auto -> dark
-        if page.evaluate("() => document.documentElement.dataset.theme") == "dark":
-            return
-        page.locator(".theme-switch-button").first.click()
-        page.wait_for_timeout(100)
-    assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
-    # away from the switch (to the window's bottom corner, where no control is), and no fades: a tooltip that is
-    # still fading out would be measured at half its colour
-    size = page.viewport_size
-    page.mouse.move(size["width"] - 2, size["height"] - 2)
-    page.evaluate("() => document.activeElement && document.activeElement.blur()")
-    page.add_style_tag(content="*, *::before, *::after { transition: none !important; animation: none !important; }")
-    page.wait_for_function("() => !document.querySelector('.tooltip')")
-    page.wait_for_timeout(300)
-
-
 def test_no_light_box_and_every_mark_reads_in_both_themes(bt, browser, site_url, chapter_doc):
     page, _ = bt.open_book_page(browser, bt.page_url(site_url, chapter_doc))
     try:
         light_marks = page.evaluate(MARKS_JS)
-        _dark(page)
+        bt.to_dark(page)
         boxes = page.evaluate(LIGHT_BOXES_JS)
         dark_marks = page.evaluate(MARKS_JS)
     finally:

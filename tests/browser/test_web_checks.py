@@ -38,22 +38,6 @@ def test_every_page_is_valid_html(built_site):
     assert len(pages) > 10 and not found, "\n".join(found[:30])
 
 
-def _dark(page) -> None:
-    for _ in range(3):  # the theme's own switch cycles light -> auto -> dark
-        if page.evaluate("() => document.documentElement.dataset.theme") == "dark":
-            return
-        page.locator(".theme-switch-button").first.click()
-        page.wait_for_timeout(100)
-    assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
-    # away from the switch (to the window's bottom corner, where no control is), and no fades: a tooltip that is
-    # still fading out would be measured at half its colour
-    size = page.viewport_size
-    page.mouse.move(size["width"] - 2, size["height"] - 2)
-    page.evaluate("() => document.activeElement && document.activeElement.blur()")
-    page.add_style_tag(content="*, *::before, *::after { transition: none !important; animation: none !important; }")
-    page.wait_for_function("() => !document.querySelector('.tooltip')")
-
-
 @pytest.mark.parametrize("width", [400, 1280])
 def test_axe_finds_nothing_in_light_and_dark(bt, browser, site_url, book_doc, width):
     doc = book_doc
@@ -64,7 +48,7 @@ def test_axe_finds_nothing_in_light_and_dark(bt, browser, site_url, book_doc, wi
         page.add_script_tag(path=str(AXE))
         for theme in ("light", "dark"):
             if theme == "dark":
-                _dark(page)
+                bt.to_dark(page)
                 page.wait_for_timeout(300)
             result = page.evaluate("""async tags => {
                 // the theme's hover tooltips are left out: one the mouse happens to raise while axe scrolls the page
