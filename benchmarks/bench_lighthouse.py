@@ -24,9 +24,10 @@ import threading
 from functools import partial
 from pathlib import Path
 
-import yaml
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the table of contents is read as the browser tests read it
+from tests.browser.conftest import CHAPTER_PAGES  # noqa: E402
+
 LIGHTHOUSE = "lighthouse@13.5.0"
 HOME = Path(sys.prefix) / "share" / "toybook-lighthouse"
 COMPRESSED = (".html", ".js", ".css", ".json", ".svg", ".txt", ".ipynb")
@@ -82,23 +83,6 @@ def lighthouse() -> Path:
     return binary
 
 
-def chapter_pages() -> list[str]:
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    found = []
-
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry and entry["file"].startswith("chapters/"):
-                found.append(entry["file"])
-            walk(entry.get("sections"))
-            walk(entry.get("chapters"))
-
-    for part in toc.get("parts", []):
-        walk(part.get("chapters"))
-    walk(toc.get("chapters"))
-    return found
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--site", type=Path, default=Path(os.environ.get("TOY_BUILT_SITE", ROOT / "_build" / "html")))
@@ -117,7 +101,7 @@ def main() -> None:
     print(f"Lighthouse {LIGHTHOUSE.split('@')[1]}, {'desktop' if args.desktop else 'mobile'} settings, site served "
           f"compressed; load average {load:.2f} before the runs")
     with tempfile.TemporaryDirectory() as tmp:
-        for doc in chapter_pages():
+        for doc in CHAPTER_PAGES:
             report = Path(tmp) / "report.json"
             cmd = [str(binary), f"{base}/{doc}.html", "--quiet", "--output=json", f"--output-path={report}",
                    f"--only-categories={','.join(CATEGORIES)}", f"--chrome-flags={flags}"]
