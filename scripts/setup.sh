@@ -9,9 +9,11 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -r requirements.txt
 # Files from npm, each one package without dependencies, unpacked into .venv (never committed): Thebe for Live code,
-# plotly's partial bundle (the traces the book draws, a quarter of plotly.min.js), and the checkers the tests run on
-# the built pages (axe-core, the Nu Html Checker). Without npm the book still builds (with the full plotly.js from
-# the Python package, and its Live code button saying it is off); the tests that need the checkers say what is missing.
+# plotly's partial bundle (the traces the book draws, a quarter of plotly.min.js), KaTeX's stylesheet and fonts (the
+# build typesets the math with KaTeX under Node.js), and the checkers the tests run on the built pages (axe-core, the
+# Nu Html Checker). Without npm the book still builds (with the full plotly.js from the Python package, MathJax
+# typesetting in the reader's browser, and its Live code button saying it is off); the tests that need the checkers
+# say what is missing.
 NPM_DIR=.venv/share/toybook-npm
 npm_unpack() {  # npm_unpack PACKAGE@VERSION FOLDER FILE-THAT-SHOWS-IT-IS-THERE [PATHS IN THE TARBALL...]
   local spec=$1 folder=$2 marker=$3
@@ -30,5 +32,7 @@ npm_unpack() {  # npm_unpack PACKAGE@VERSION FOLDER FILE-THAT-SHOWS-IT-IS-THERE 
 npm_unpack thebe@0.9.3 .venv/share/toybook-thebe package/lib/index.js package/package.json package/lib
 npm_unpack plotly.js-basic-dist-min@4.1.1 "$NPM_DIR/plotly" package/plotly-basic.min.js package/package.json \
   package/plotly-basic.min.js
+npm_unpack katex@0.16.22 "$NPM_DIR/katex" package/dist/katex.min.css package/package.json package/dist/katex.min.css \
+  --wildcards 'package/dist/fonts/*.woff2'
 npm_unpack axe-core@4.14.1 "$NPM_DIR/axe-core" package/axe.min.js package/package.json package/axe.min.js
 npm_unpack vnu-jar@26.9.27 "$NPM_DIR/vnu-jar" package/build/dist/vnu.jar package/package.json package/build/dist/vnu.jar

@@ -4,12 +4,17 @@
   explorer's static view (and plotly figures as text/html), never a live widget that would sit dead.
 * Serves plotly.js (not a CDN, not inlined into every page): npm's partial bundle with the traces the book draws
   (scatter and bar, 1.2 MB instead of 4.7 MB; unpacked into the environment by ``scripts/setup.sh``), else the
-  full bundle from the installed plotly package. Each page that has a figure loads it once, deferred, with the page
-  script that draws figures and brings static explorers to life as they come into view: the text shows first.
-* Serves MathJax 3 from the installed ``sphinx-mathjax-offline`` package (PyPI) instead of a CDN, as individual
-  components (startup, core, TeX input with its extensions, CHTML output with its fonts, assistive MathML for
-  screen readers): about 0.8 MB instead of the 1.2 MB ``tex-chtml.js`` bundle, whose extra 0.4 MB is the
-  right-click menu. Nothing of MathJax is committed to the repository.
+  full bundle from the installed plotly package. A page with figures loads, deferred, only the small script that
+  draws figures and brings static explorers to life as they come into view; that script loads plotly.js once, when
+  the first figure comes near the screen: the text shows first, and a reader who stops above the figures never
+  downloads or runs plotly.js.
+* Typesets the math at build time: ``sphinxcontrib-katex`` (PyPI) renders each formula with KaTeX under Node.js
+  into HTML (what is drawn) and MathML (what screen readers read), so a page runs no math script at all and its
+  text never reflows when math arrives; the pages load only KaTeX's stylesheet and the fonts a formula uses (npm's
+  ``katex``, unpacked into the environment by ``scripts/setup.sh``). A TeX error fails the build. Without Node.js
+  or those files the build falls back to MathJax 3 in the reader's browser, from the installed
+  ``sphinx-mathjax-offline`` package instead of a CDN (startup, core, TeX input, CHTML output and its fonts,
+  assistive MathML), and says so. Nothing of KaTeX or MathJax is committed to the repository.
 * Leaves out the theme's ``fontawesome.js`` (1.5 MB, only for custom SVG icons): the theme's CSS already draws
   every icon it uses from its own FontAwesome web fonts; and Sphinx's search scripts and index on pages other than
   the search page (the theme needs them there only for search-as-you-type, which is off).
@@ -67,6 +72,7 @@ LIVE_JS = "toy/toy-live.js"
 THEBE_VERSION = "0.9.3"
 THEBE_DIR = Path(sys.prefix) / "share" / "toybook-thebe" / "package"  # filled by scripts/setup.sh (npm pack)
 PLOTLY_PARTIAL = Path(sys.prefix) / "share" / "toybook-npm" / "plotly" / "package" / "plotly-basic.min.js"
+KATEX_DIR = Path(sys.prefix) / "share" / "toybook-npm" / "katex" / "package"  # its stylesheet and woff2 fonts
 DESIGN_JS, DESIGN_CSS = "design-tabs.js", "sphinx-design.min.css"  # sphinx-design: only on pages that use it
 SYNC_JS = ("documentation_options.js",)  # 0.4 KB that the theme's inline scripts read as the page is parsed
 
@@ -83,25 +89,50 @@ def _mathjax_source() -> Path:
     return folder
 
 
+def katex_missing() -> str | None:
+    """Why the build cannot typeset with KaTeX (then MathJax runs in the reader's browser), or None when it can:
+    Node.js on the PATH, and npm's KaTeX stylesheet and fonts of the version sphinxcontrib-katex renders with."""
+    import sphinxcontrib.katex
+
+    if not shutil.which("node"):
+        return "Node.js is missing (apt-get install nodejs npm)"
+    css = KATEX_DIR / "dist" / "katex.min.css"
+    if not css.is_file():
+        return f"{css} is missing (bash scripts/setup.sh, with npm installed)"
+    version = json.loads((KATEX_DIR / "package.json").read_text()).get("version")
+    if version != sphinxcontrib.katex.katex_version:
+        return (f"{KATEX_DIR} holds KaTeX {version}, sphinxcontrib-katex renders with "
+                f"{sphinxcontrib.katex.katex_version}: rerun scripts/setup.sh")
+    return None
+
+
 def _vendor_static(app, config):
-    """Copy plotly.js, MathJax and toy's figure theme into a temporary static folder for this build (removed when it
-    ends)."""
+    """Copy plotly.js, KaTeX's stylesheet and fonts (or MathJax) and toy's figure theme into a temporary static folder
+    for this build (removed when it ends)."""
     folder = Path(tempfile.mkdtemp(prefix="toybook-static-"))
     app._toybook_static = folder
     atexit.register(shutil.rmtree, folder, ignore_errors=True)  # also when a failed build skips build-finished
     shutil.copy(_plotly_source(), folder / PLOTLY_JS)
     shutil.copy(FIGURE_THEME_CSS, folder / "toy-figure-theme.css")  # one stylesheet with the live view's
-    source, target = _mathjax_source(), folder / "mathjax"
-    for part in MATHJAX_FILES:
-        (target / part).parent.mkdir(parents=True, exist_ok=True)
-        if (source / part).is_dir():
-            shutil.copytree(source / part, target / part)
-        else:
-            shutil.copy(source / part, target / part)
+    if app._toybook_katex:
+        import sphinxcontrib.katex
+
+        shutil.copytree(KATEX_DIR / "dist", folder / "katex")
+        config.katex_css_path = "katex/katex.min.css"
+        config.katex_prerender = True
+        sphinxcontrib.katex.KATEX_DEFAULT_OPTIONS["throwOnError"] = True  # a TeX error fails the build
+    else:
+        source, target = _mathjax_source(), folder / "mathjax"
+        for part in MATHJAX_FILES:
+            (target / part).parent.mkdir(parents=True, exist_ok=True)
+            if (source / part).is_dir():
+                shutil.copytree(source / part, target / part)
+            else:
+                shutil.copy(source / part, target / part)
+        config.mathjax_path = f"mathjax/{MATHJAX_ENTRY}"
+        config.mathjax3_config = {**(config.mathjax3_config or {}), "loader": {"load": MATHJAX_LOAD}}
     app._toybook_thebe = _vendor_thebe(folder / "thebe")
     config.html_static_path = list(config.html_static_path) + [str(folder)]
-    config.mathjax_path = f"mathjax/{MATHJAX_ENTRY}"
-    config.mathjax3_config = {**(config.mathjax3_config or {}), "loader": {"load": MATHJAX_LOAD}}
     search_as_you_type = bool(config.html_theme_options.get("search_as_you_type", False))
     config.templates_path = [str(_theme_overrides(folder, search_as_you_type))] + list(config.templates_path)
 
@@ -356,6 +387,16 @@ def _tidy_pages(app, exception):
         toyhtml.tidy_site(Path(app.outdir), app.config.html_title or app.config.project)
 
 
+def _add_explorer_script(app):
+    """The script that draws figures and starts explorers as they come into view; it loads plotly.js (named here
+    with its checksum, as Sphinx names the files it links) only then."""
+    import hashlib
+
+    plotly_js = Path(app._toybook_static) / PLOTLY_JS
+    checksum = hashlib.sha1(plotly_js.read_bytes()).hexdigest()[:8]
+    app.add_js_file(EXPLORER_JS, priority=900, loading_method="defer", **{"data-plotly": f"{PLOTLY_JS}?v={checksum}"})
+
+
 def _add_live_script(app):
     """The Live code button's script (small; it loads Thebe only when pressed), with its config as data."""
     app.add_js_file(LIVE_JS, priority=950, loading_method="defer", **{"data-toy-live": json.dumps(_live_config(app))})
@@ -363,6 +404,12 @@ def _add_live_script(app):
 
 def setup(app):
     os.environ["TOY_EXPLORER_VIEW"] = "static"
+    missing = katex_missing()
+    app._toybook_katex = missing is None
+    if missing:
+        logger.info(f"toybook: the math is typeset by MathJax in the reader's browser, not at build time: {missing}")
+    else:
+        app.setup_extension("sphinxcontrib.katex")  # the only math renderer besides MathJax: Sphinx picks it
     _run_code_before_each_markdown_cell()
     app.connect("config-inited", _vendor_static)
     app.connect("env-get-outdated", _notebooks_always_outdated)
@@ -371,8 +418,6 @@ def setup(app):
     app.connect("doctree-resolved", _drop_thebe_config, priority=900)
     app.connect("source-read", _cite_links_to_bibliography)
     app.add_transform(CitationLinks)
-    app.add_js_file(PLOTLY_JS, priority=100, loading_method="defer")
-    app.add_js_file(EXPLORER_JS, priority=900, loading_method="defer")
     app.add_css_file("toy/toy.css")
     app.add_css_file("toy-figure-theme.css")
     app.add_config_value("toy_live_server", "http://127.0.0.1:8888", "html")
@@ -381,6 +426,7 @@ def setup(app):
     app.connect("build-finished", _write_colab_editions)
     app.connect("build-finished", _tidy_pages)
     app.connect("builder-inited", _add_live_script)
+    app.connect("builder-inited", _add_explorer_script)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 

@@ -1,4 +1,5 @@
-"""The built pages, made valid HTML and accessible whoever wrote the markup: one pass over each page after the build.
+"""The built pages, made valid HTML and accessible whoever wrote the markup, and light: one pass over each page
+after the build.
 
 The theme (pydata-sphinx-theme via sphinx-book-theme) and the extensions (myst-nb, sphinx-exercise) write markup
 that the Nu Html Checker and axe-core (WCAG 2.1 AA) find fault with. Each fix below is a plain text substitution
@@ -14,18 +15,29 @@ time) if the markup it expects is no longer written, so an upgrade that changes 
 - the theme's search buttons are named "Search" while they show "Search Ctrl+K": the name comes from the text;
 - the theme's toctree toggles are ``<summary>`` elements with no text: each gets a visually hidden name;
 - wide display equations scroll sideways but cannot take the keyboard's focus: each gets ``tabindex="0"`` and a
-  name (``toy.css`` makes it the element that scrolls, not MathJax's container inside it);
+  name (``toy.css`` makes it the element that scrolls, not KaTeX's or MathJax's container inside it);
 - the bibliography's entries have the role ``doc-biblioentry``, deprecated in ARIA 1.3 and not allowed in the
   ``list`` that holds them: each is a ``listitem``;
+- each notebook page gets its Live code bar under its title as built, not inserted by ``toy-live.js`` after the
+  first paint (which moved the whole text down);
 - each page with figures gets, under its title, a list of them ("Figures on this page") that jumps to each, so a
   keyboard reader need not tab through the text and the controls before it; each figure gets an id for it;
 - each page gets a meta description (its first paragraph, shortened), for search engines;
 - Jupyter Book's root redirect page gets a doctype, a title and a link.
+
+And one change for speed (``figure_data_files``): each figure's and explorer's data (on a chapter page, about three
+quarters of the HTML's compressed bytes) moves from the page into a file of its own under ``_static/toy-data/``,
+named by its content's hash, which the page script loads when the figure comes near the screen. The page's text
+arrives and shows that much sooner on a slow network. The files are scripts, not JSON, so that a site opened from
+the disk (``file://``, where a browser refuses ``fetch``) draws its figures too.
 """
 
 from __future__ import annotations
 
+import hashlib
 import html
+import json
+import os
 import re
 from pathlib import Path
 
@@ -67,9 +79,8 @@ def _toctree_toggles(text: str) -> str:
 
 
 def _display_math(text: str) -> str:
-    return re.sub(r'<div class="math notranslate nohighlight"( id="[^"]*")?>',
-                  r'<div class="math notranslate nohighlight"\1 tabindex="0" role="group" aria-label="equation">',
-                  text)
+    return re.sub(r'<div class="(math(?: notranslate nohighlight)?)"( id="[^"]*")?>',
+                  r'<div class="\1"\2 tabindex="0" role="group" aria-label="equation">', text)
 
 
 def _bibliography_entries(text: str) -> str:
@@ -115,13 +126,55 @@ def _figure_list(text: str) -> str:
         return m.group(0).replace(f'<div class="{kind}"', f'<div id="figure-{len(found)}" class="{kind}"', 1)
 
     text = FIGURE.sub(mark, text)
-    if not found or "</h1>" not in text:
+    if not found:
         return text
     items = "".join(f'<li><a href="#figure-{k}">{html.escape(t)}</a></li>' for k, t in enumerate(found, start=1))
     listing = (f'<details class="toy-figure-list"><summary>Figures on this page ({len(found)})</summary>'
                f"<ol>{items}</ol></details>")
-    head, tail = text.split("</h1>", 1)
-    return f"{head}</h1>{listing}{tail}"
+    return _after_title(text, listing)
+
+
+def _after_title(text: str, snippet: str) -> str:
+    """``snippet`` inserted right after the page's title: the article's first ``<h1>`` (Jupyter Book also writes the
+    title into a header shown only in print, earlier in the page)."""
+    start = text.find('<article class="bd-article"')
+    end = text.find("</h1>", start) if start >= 0 else -1
+    if end < 0:
+        raise MarkupChanged("no <h1> inside <article class=\"bd-article\">: update book/_ext/toyhtml.py")
+    end += len("</h1>")
+    return text[:end] + snippet + text[end:]
+
+
+LIVE_SCRIPT = re.compile(r'<script data-toy-live="([^"]*)"[^>]*src="[^"]*toy/toy-live\.js[^"]*"')
+
+
+def live_status(config: dict) -> str:
+    """The Live code bar's first words, as ``toy-live.js`` writes them for the book's configured kernels."""
+    if not config.get("thebe"):
+        return f"Live code is unavailable in this build: {config.get('off')}."
+    labels = []
+    if config.get("server"):
+        labels.append(f"the Jupyter server at {config['server'].rstrip('/')}")
+    binder = config.get("binder")
+    if binder:
+        host = re.sub(r"^https?://", "", binder["url"]).split("/")[0]
+        labels.append(f"Binder ({host}, {binder['repo']})")
+    if not labels:
+        return "Edit and run this page's code: no kernel is configured for this book."
+    return "Edit and run this page's code: " + ", else ".join(labels) + "."
+
+
+def _live_bar(text: str) -> str:
+    """The Live code bar in the page as built, under the title (``toy-live.js`` wires it up): a bar that the script
+    inserted after the first paint moved the whole text down."""
+    m = LIVE_SCRIPT.search(text)
+    if not m:
+        return text
+    status = live_status(json.loads(html.unescape(m.group(1))))
+    bar = ('<div class="toy-live" role="region" aria-label="Live code">'
+           '<button type="button" class="toy-live-button" aria-describedby="toy-live-status">Live code</button>'
+           f'<p class="toy-live-status" id="toy-live-status" aria-live="polite">{html.escape(status)}</p></div>')
+    return _after_title(text, bar)
 
 
 def tidy_page(text: str) -> str:
@@ -129,9 +182,31 @@ def tidy_page(text: str) -> str:
     for name in ("exercise-content", "solution-content"):
         text = _numbered_ids(text, name)
     for fix in (_summary_titles, _search_buttons, _toctree_toggles, _display_math, _bibliography_entries,
-                _figure_list, _meta_description):
+                _figure_list, _live_bar, _meta_description):
         text = fix(text)
     return text
+
+
+DATA_DIR = "_static/toy-data"
+SPEC = re.compile(r'<script type="application/json" class="(toy-explorer-spec|toy-plot-spec)"([^>]*)>(.*?)</script>',
+                  re.S)
+
+
+def figure_data_files(text: str, page: Path, outdir: Path) -> str:
+    """Move each figure's JSON out of the page into ``DATA_DIR/<hash>.js`` (``window.toyData["<hash>"] = …;``); the
+    script element stays, empty, with the file's address relative to the page in ``data-src``."""
+
+    def move(m):
+        kind, attributes, payload = m.groups()
+        key = hashlib.sha256(payload.encode()).hexdigest()[:20]
+        target = outdir / DATA_DIR / f"{key}.js"
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(f'(window.toyData = window.toyData || {{}})["{key}"] = {payload};\n', encoding="utf-8")
+        src = Path(os.path.relpath(target, page.parent)).as_posix()
+        return f'<script type="application/json" class="{kind}"{attributes} data-src="{src}"></script>'
+
+    return SPEC.sub(move, text)
 
 
 def redirect_page(target: str, title: str) -> str:
@@ -155,7 +230,7 @@ def tidy_site(outdir: Path, title: str) -> int:
             target = re.search(r'url=([^"\s]+)"', text)
             fixed = redirect_page(target.group(1) if target else "book/intro.html", title)
         else:
-            fixed = tidy_page(text)
+            fixed = figure_data_files(tidy_page(text), path, outdir)
         if 'class="bd-article"' in text and "search-button" in text and fixed.count('aria-label="Search"'):
             raise MarkupChanged(f"{path}: the theme's search button markup changed; update book/_ext/toyhtml.py")
         if fixed != text:

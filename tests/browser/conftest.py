@@ -171,7 +171,8 @@ def new_page(browser, width: int = 1280, height: int = 900):
 
 def settle(page) -> None:
     """Start every figure and explorer now (the page starts each as it comes into view), then wait until every
-    static explorer is initialised, MathJax has typeset and the web fonts are in."""
+    static explorer is initialised, MathJax has typeset (when the build left the math to it) and the web fonts are
+    in."""
     page.wait_for_function("() => document.readyState === 'complete'")
     page.evaluate("async () => { if (window.toyDrawAll) await window.toyDrawAll(); }")
     page.wait_for_function(
@@ -581,8 +582,9 @@ PAGE_REPORT_JS = """() => {
         brokenExplorers: [...document.querySelectorAll('.toy-explorer-figure')]
             .filter(d => /could not start|did not load/.test(d.textContent)).length,
         math: math.length,
-        typeset: math.filter(m => m.querySelector('mjx-container')).length,
-        mathErrors: document.querySelectorAll('mjx-merror').length,
+        // typeset at build time by KaTeX (.katex), or in the browser by MathJax when the build had no Node.js
+        typeset: math.filter(m => m.querySelector('.katex, mjx-container')).length,
+        mathErrors: document.querySelectorAll('.katex-error, mjx-merror').length,
         title: document.querySelector('main h1') ? document.querySelector('main h1').textContent : '',
         download: [...document.querySelectorAll('a.btn-download-source-button')].map(a => a.href),
         launch: [...document.querySelectorAll('.dropdown-launch-buttons a')].map(a => a.href),

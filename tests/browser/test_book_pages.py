@@ -31,7 +31,7 @@ def test_page_loads_offline_with_no_errors_and_renders(bt, visit, book_doc):
     assert report["ready"] == report["explorers"], f"{book_doc}: explorers never became ready: {report}"
     assert report["brokenExplorers"] == 0
     assert report["typeset"] == report["math"], f"{book_doc}: {report['math'] - report['typeset']} formulas untypeset"
-    assert report["mathErrors"] == 0, f"{book_doc}: MathJax reported {report['mathErrors']} TeX errors"
+    assert report["mathErrors"] == 0, f"{book_doc}: {report['mathErrors']} formulas are TeX errors"
 
 
 def test_the_book_has_explorers_and_math(bt, browser, site_url):
@@ -39,11 +39,46 @@ def test_the_book_has_explorers_and_math(bt, browser, site_url):
     page, log = bt.open_book_page(browser, bt.page_url(site_url, "chapters/04-the-llm-as-a-policy/4.1-formal-mapping"))
     try:
         titles = page.evaluate("() => Object.values(window.toyExplorers).map(a => a.spec.title)")
-        formulas = page.evaluate("() => document.querySelectorAll('mjx-container').length")
+        formulas = page.evaluate("() => document.querySelectorAll('.katex').length")
+        readable = page.evaluate("() => document.querySelectorAll('.katex math annotation').length")
     finally:
         bt.close(page)
     assert any(t.startswith("Figure 4.1") for t in titles), titles
-    assert formulas >= 10
+    assert formulas >= 10, "the math is typeset at build time (KaTeX), with MathML for screen readers"
+    assert readable == formulas
+
+
+def test_plotly_loads_only_when_a_figure_comes_near(bt, browser, site_url, chapter_doc):
+    """plotly.js (1.2 MB) is not part of a page's load: it is requested when a figure comes within a screen of the
+    viewport (at once on a page whose first figure is that close to the top, never on a page without figures), once,
+    and the figure the reader scrolled to is then drawn, from its data file."""
+    page, log = bt.new_page(browser, 400, 800)
+    try:
+        page.goto(bt.page_url(site_url, chapter_doc), wait_until="load")
+        page.wait_for_timeout(1000)
+        first = page.evaluate("""() => {
+            const el = document.querySelector('.toy-plot, .toy-explorer');
+            return el ? el.getBoundingClientRect().top / innerHeight : null;
+        }""")
+        early = [u for u in log.requests if "plotly.min.js" in u]
+        if first is None:
+            assert early == [], f"{chapter_doc} has no figure but loaded plotly.js"
+            return
+        if first > 2.2:  # the observer starts a figure one screen ahead of the viewport (and the screen's height)
+            assert early == [], f"{chapter_doc}: plotly.js loaded although the first figure is {first:.1f} screens down"
+        elif first < 1.8:
+            assert len(early) == 1, f"{chapter_doc}: the first figure is {first:.1f} screens down, yet no plotly.js"
+        page.evaluate("() => document.querySelector('.toy-plot, .toy-explorer').scrollIntoView()")
+        page.wait_for_function("() => document.querySelector('.toy-plot, .toy-explorer').dataset.ready === 'true'")
+        loaded = [u for u in log.requests if "plotly.min.js" in u]
+        drawn = page.evaluate("() => document.querySelector('.toy-plot, .toy-explorer')"
+                              ".querySelectorAll('.main-svg g.trace').length")
+    finally:
+        bt.close(page)
+    assert len(loaded) == 1 and "?v=" in loaded[0], loaded
+    assert drawn > 0
+    assert any("/_static/toy-data/" in u for u in log.requests), "the figure's data comes from its own file"
+    assert log.problems() == []
 
 
 def test_page_offers_its_notebook_and_launch_buttons(bt, visit, book_doc):
@@ -97,3 +132,42 @@ def test_search_works_offline(bt, browser, site_url):
         bt.close(page)
     assert log.problems() == []
     assert any("chapters/04-the-llm-as-a-policy/" in h for h in hits), hits
+
+
+def test_under_the_title_as_built_live_code_and_the_figure_list(bt, browser, site_url, built_site, chapter_doc):
+    """Under the page's title, in the page as built (nothing inserted after the first paint moves the text): the
+    Live code bar, whose words its script leaves as they were built, and the list of figures, visible at 400 px,
+    whose first link brings the first figure to the screen."""
+    built = (built_site / f"{chapter_doc}.html").read_text()
+    page, log = bt.new_page(browser, 400, 800)
+    try:
+        page.goto(bt.page_url(site_url, chapter_doc), wait_until="load")
+        page.wait_for_timeout(500)
+        state = page.evaluate("""() => {
+            const h1 = document.querySelector('article.bd-article h1');
+            const next = [];
+            for (let el = h1.nextElementSibling; el && next.length < 2; el = el.nextElementSibling) {
+                next.push(el.className);
+            }
+            const status = document.querySelector('.toy-live-status');
+            const list = document.querySelector('.toy-figure-list');
+            return {next, status: status && status.textContent, bars: document.querySelectorAll('.toy-live').length,
+                    listShown: !!list && list.getBoundingClientRect().height > 0};
+        }""")
+        shown_status = state["status"]
+        has_list = "toy-figure-list" in state["next"]
+        if has_list:
+            page.locator(".toy-figure-list summary").click()
+            page.locator(".toy-figure-list a").first.click()
+            page.wait_for_timeout(800)
+            top = page.evaluate("() => document.getElementById('figure-1').getBoundingClientRect().top")
+    finally:
+        bt.close(page)
+    notebook = (bt.ROOT / f"{chapter_doc}.ipynb").exists()
+    assert state["bars"] == (1 if notebook else 0)
+    if notebook:
+        assert state["next"][0] == "toy-live", state
+        assert f">{shown_status}</p>" in built.replace("&#x27;", "'"), "the script rewrote the bar's words"
+    if has_list:
+        assert state["listShown"]
+        assert 0 <= top < 800, f"the first figure's link left it at {top:.0f} px"

@@ -5,9 +5,55 @@
 // It also draws the page's plain figures (toy.figures.book_figure_html: an empty box and the figure as JSON), and
 // resizes every plotly figure on the page when its column settles. Figures and explorers start when they come
 // near the screen, so nothing of theirs delays the text; window.toyDrawAll() starts them all (tests, printing).
+// plotly.js itself (1.2 MB) is loaded only then, once: a reader who never scrolls to a figure never pays for it.
+// window.toyLoadPlotly() loads it (Live code calls it before a cell can show a figure).
 // Colours follow the reader's theme by CSS (toy/figure_theme.css).
 (function () {
   "use strict";
+
+  // plotly.js sits in the site's _static folder beside this script's folder; the page names the file (with its
+  // checksum, so a new plotly.js is never taken from a stale cache) in this script's data-plotly attribute.
+  const self = document.currentScript;
+  let plotlyLoad = null;
+  function loadPlotly() {
+    if (typeof Plotly !== "undefined") return Promise.resolve(window.Plotly);
+    if (!plotlyLoad) plotlyLoad = new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      const base = self && self.src ? new URL("../", self.src) : new URL("_static/", document.baseURI);
+      script.src = new URL((self && self.dataset.plotly) || "plotly.min.js", base).href;
+      script.onload = () => (typeof Plotly === "undefined"
+        ? reject(new Error("plotly.js loaded but defined nothing")) : resolve(window.Plotly));
+      script.onerror = () => {
+        plotlyLoad = null;  // a later figure tries again
+        reject(new Error("the figure needs plotly.js, which did not load (" + script.src + ")"));
+      };
+      document.head.appendChild(script);
+    });
+    return plotlyLoad;
+  }
+  window.toyLoadPlotly = loadPlotly;
+
+  // A figure's data: in its <script type="application/json"> element, or (in the built book, which keeps pages
+  // light) in the file that element's data-src names, a script that puts it in window.toyData under its name.
+  // A script, not fetch(): a book opened from the disk (file://) loads it too.
+  const dataLoads = {};
+  function loadSpec(el) {
+    if (!el.dataset.src) return Promise.resolve(JSON.parse(el.textContent));
+    const url = new URL(el.dataset.src, document.baseURI).href;
+    const key = url.split("/").pop().replace(/\.js$/, "");
+    if (!dataLoads[url]) dataLoads[url] = new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      script.src = url;
+      script.onload = () => (window.toyData && window.toyData[key] ? resolve(window.toyData[key])
+        : reject(new Error("the figure's data file defined nothing (" + url + ")")));
+      script.onerror = () => {
+        delete dataLoads[url];
+        reject(new Error("the figure's data did not load (" + url + ")"));
+      };
+      document.head.appendChild(script);
+    });
+    return dataLoads[url].then((spec) => structuredClone(spec));  // plotly writes into what it is given
+  }
 
   // Follow the figure's container: plotly's own `responsive` only listens to window resizes, so a column that
   // settles to its width later (the theme's sidebars) left figures wider than the page. Every text in a figure
@@ -31,10 +77,7 @@
   const PLOT_CONFIG = { displaylogo: false, displayModeBar: false };
 
   // A plain figure: its box, and the JSON beside it
-  function drawPlain(box) {
-    const spec = box.nextElementSibling;
-    if (!spec || !spec.classList.contains("toy-plot-spec")) return Promise.resolve();
-    const fig = JSON.parse(spec.textContent);
+  async function drawPlain(box, fig) {
     box.style.height = "";
     return Plotly.newPlot(box, fig.data, fig.layout, { ...fig.config, ...PLOT_CONFIG }).then((gd) => {
       box.dataset.ready = "true";
@@ -100,8 +143,7 @@
     o[keys[keys.length - 1]] = value;
   }
 
-  async function init(root, n) {
-    const spec = JSON.parse(root.querySelector("script.toy-explorer-spec").textContent);
+  async function init(root, n, spec) {
     const data = await decode(spec.data);
     const state = {};
     const controls = {};
@@ -382,15 +424,22 @@
     if (started.has(el)) return started.get(el);
     let done;
     if (el.classList.contains("toy-plot")) {
-      done = drawPlain(el).catch((err) => {
-        el.textContent = "This figure could not be drawn: " + err;
+      const specEl = el.nextElementSibling;
+      if (!specEl || !specEl.classList.contains("toy-plot-spec")) {  // a box without data: nothing to draw
+        started.set(el, Promise.resolve());
+        return started.get(el);
+      }
+      done = Promise.all([loadSpec(specEl), loadPlotly()]).then(([fig]) => drawPlain(el, fig)).catch((err) => {
+        el.textContent = "This figure could not be drawn: " + err.message;
         throw err;
       });
     } else {
       el.dataset.started = "true";
       if (!el.id) el.id = "toy-explorer-" + started.size;
-      done = init(el, started.size).catch((err) => {
-        el.querySelector(".toy-explorer-figure").textContent = "This explorer could not start: " + err;
+      const n = started.size;
+      const specEl = el.querySelector("script.toy-explorer-spec");
+      done = Promise.all([loadSpec(specEl), loadPlotly()]).then(([spec]) => init(el, n, spec)).catch((err) => {
+        el.querySelector(".toy-explorer-figure").textContent = "This explorer could not start: " + err.message;
         throw err;
       });
     }
@@ -410,12 +459,6 @@
   window.toyDrawAll = () => Promise.all([...document.querySelectorAll(SELECTOR)].map(start));
 
   function initAll() {
-    if (typeof Plotly === "undefined") {
-      document.querySelectorAll(".toy-explorer-figure, .toy-plot").forEach((d) => {
-        d.textContent = "The figure needs plotly.js, which did not load.";
-      });
-      return;
-    }
     document.querySelectorAll(SELECTOR).forEach(watch);
     // Figures plotly drew by itself (Live code shows a cell's output in place) follow their column.
     const followPlain = () => document.querySelectorAll(".js-plotly-plot").forEach((gd) => {

@@ -158,31 +158,28 @@
   }
 
   function mount() {
-    const article = document.querySelector("main article") || document.querySelector("main") || document.body;
-    const bar = document.createElement("div");
-    bar.className = "toy-live";
-    bar.setAttribute("role", "region");
-    bar.setAttribute("aria-label", "Live code");
-    const button = document.createElement("button");
-    button.type = "button";
-    button.className = "toy-live-button";
-    button.textContent = "Live code";
-    const status = document.createElement("p");
-    status.className = "toy-live-status";
-    status.setAttribute("aria-live", "polite");
-    const list = routes();
-    if (!config.thebe) {
-      status.textContent = `Live code is unavailable in this build: ${config.off}.`;
-    } else {
-      status.textContent = "Edit and run this page's code: " + (list.length
-        ? list.map((r) => r.label).join(", else ") + "."
-        : "no kernel is configured for this book.");
+    // The bar is in the page as built (book/_ext/toyhtml.py writes it under the title); made here only for a page
+    // without one (another build), under the title.
+    let bar = document.querySelector(".toy-live");
+    if (!bar) {
+      const article = document.querySelector("main article") || document.querySelector("main") || document.body;
+      bar = document.createElement("div");
+      bar.className = "toy-live";
+      bar.setAttribute("role", "region");
+      bar.setAttribute("aria-label", "Live code");
+      bar.innerHTML = '<button type="button" class="toy-live-button" aria-describedby="toy-live-status">Live code' +
+        '</button><p class="toy-live-status" id="toy-live-status" aria-live="polite"></p>';
+      const h1 = article.querySelector("section > h1") || article.querySelector("h1");  // the title, not the print header
+      if (h1) h1.after(bar);
+      else article.prepend(bar);
     }
-    button.setAttribute("aria-describedby", (status.id = "toy-live-status"));
-    bar.append(button, status);
-    const h1 = article.querySelector("section > h1") || article.querySelector("h1");  // the page title, not the print header
-    if (h1) h1.after(bar);
-    else article.prepend(bar);
+    const button = bar.querySelector(".toy-live-button");
+    const status = bar.querySelector(".toy-live-status");
+    const list = routes();
+    const text = !config.thebe ? `Live code is unavailable in this build: ${config.off}.`
+      : "Edit and run this page's code: " + (list.length ? list.map((r) => r.label).join(", else ") + "."
+        : "no kernel is configured for this book.");
+    if (status.textContent !== text) status.textContent = text;  // a server from a link (sessionStorage) added
     const say = (text, state, details = []) => {
       status.textContent = text;
       if (details.length) {
@@ -222,7 +219,10 @@
       return;
     }
     say(`Loading Live code from this book, for ${route.label}…`, "busy");
+    // plotly.js loads with the first figure the reader scrolls to; a cell's output may be a figure before that
+    const plotly = window.toyLoadPlotly ? window.toyLoadPlotly() : Promise.resolve();
     const thebe = await timed(loadThebe(), CONNECT_MS, "Thebe's scripts did not load");
+    await timed(plotly, CONNECT_MS, "plotly.js did not load");
     thebe.on("status", (_evt, data) => {  // the server's progress (Binder: building, launching), not each cell's
       const server = data && ["server", "session", "kernel"].includes(data.subject);
       if (server && data.message && bar().dataset.state === "busy") say(`${route.label}: ${data.message}`, "busy");

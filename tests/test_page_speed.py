@@ -1,0 +1,143 @@
+"""The build's steps for pages that open fast (issue 21), on small inputs: figure data moved out of the page, and the
+choice between typesetting math at build time (KaTeX) and in the browser (MathJax). The built pages themselves are
+checked in tests/test_book.py and tests/browser/."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+import toybook  # noqa: E402
+import toyhtml  # noqa: E402
+
+from toy.figures import book_figure_html  # noqa: E402
+
+
+def _page(tmp_path: Path, body: str, depth: int = 2) -> tuple[Path, Path]:
+    outdir = tmp_path / "html"
+    page = outdir.joinpath(*["chapter"] * depth, "page.html")
+    page.parent.mkdir(parents=True)
+    page.write_text(body)
+    return outdir, page
+
+
+def _data(file: Path) -> tuple[str, object]:
+    """What a data file defines: its key and its value (the file is JavaScript: one assignment of a JSON value)."""
+    m = re.fullmatch(r'\(window\.toyData = window\.toyData \|\| \{\}\)\["(\w+)"\] = (.*);\n', file.read_text(), re.S)
+    assert m, file.read_text()[:200]
+    return m.group(1), json.loads(m.group(2))
+
+
+def test_figure_data_moves_to_a_file_named_by_its_content(tmp_path):
+    fig = {"data": [{"type": "bar", "x": [0, 1], "y": [0.25, 0.75], "name": "</script> in a name"}],
+           "layout": {"title": {"text": "A title"}, "height": 300}}
+    html = f"<p>before</p>{book_figure_html(fig)}<p>after</p>"
+    outdir, page = _page(tmp_path, html)
+    moved = toyhtml.figure_data_files(html, page, outdir)
+    files = sorted((outdir / toyhtml.DATA_DIR).glob("*.js"))
+    assert len(files) == 1
+    key, value = _data(files[0])
+    assert files[0].stem == key
+    inline = re.search(r'class="toy-plot-spec"[^>]*>(.*?)</script>', html, re.S).group(1)
+    assert value == json.loads(inline), "the file holds exactly the data the page held"
+    assert value["data"][0]["name"] == "</script> in a name"
+    # the page keeps an empty element that names the file relative to itself; the text around is untouched
+    assert f'data-src="../../_static/toy-data/{key}.js"></script>' in moved
+    assert re.search(r'class="toy-plot-spec"[^>]*></script>', moved)
+    assert moved.startswith("<p>before</p>") and moved.endswith("<p>after</p>")
+    assert len(moved) < len(html) - len(inline) + 200
+
+
+def test_the_same_data_on_two_pages_is_one_file_and_other_data_another(tmp_path):
+    a = book_figure_html({"data": [{"type": "bar", "y": [1, 2]}], "layout": {}})
+    b = book_figure_html({"data": [{"type": "bar", "y": [1, 3]}], "layout": {}})
+    outdir, page = _page(tmp_path, a + b)
+    top = outdir / "index.html"
+    first = toyhtml.figure_data_files(a + b, page, outdir)
+    again = toyhtml.figure_data_files(a, top, outdir)
+    assert len(list((outdir / toyhtml.DATA_DIR).glob("*.js"))) == 2
+    name = re.search(r'data-src="\.\./\.\./(_static/toy-data/\w+\.js)"', first).group(1)
+    assert f'data-src="{name}"' in again, "a page at the top names the same file by its own relative path"
+
+
+def test_a_page_without_figures_is_unchanged(tmp_path):
+    html = '<p>no figure</p><script type="application/json">{"other": 1}</script>'
+    outdir, page = _page(tmp_path, html)
+    assert toyhtml.figure_data_files(html, page, outdir) == html
+    assert not (outdir / toyhtml.DATA_DIR).exists()
+
+
+def test_math_is_typeset_at_build_time_when_node_and_katex_are_there(monkeypatch, tmp_path):
+    """KaTeX when Node.js and npm's KaTeX files (of sphinxcontrib-katex's version) are there; otherwise a reason
+    that says what is missing, and the build falls back to MathJax."""
+    import sphinxcontrib.katex
+
+    dist = tmp_path / "katex"
+    (dist / "dist").mkdir(parents=True)
+    (dist / "dist" / "katex.min.css").write_text(".katex{}")
+    (dist / "package.json").write_text(json.dumps({"version": sphinxcontrib.katex.katex_version}))
+    monkeypatch.setattr(toybook, "KATEX_DIR", dist)
+    monkeypatch.setattr(toybook.shutil, "which", lambda name: "/usr/bin/node" if name == "node" else None)
+    assert toybook.katex_missing() is None
+    (dist / "package.json").write_text(json.dumps({"version": "0.0.1"}))
+    assert "0.0.1" in toybook.katex_missing() and "setup.sh" in toybook.katex_missing()
+    (dist / "dist" / "katex.min.css").unlink()
+    assert "katex.min.css is missing" in toybook.katex_missing()
+    monkeypatch.setattr(toybook.shutil, "which", lambda name: None)
+    assert "Node.js is missing" in toybook.katex_missing()
+
+
+def test_this_environment_typesets_with_katex():
+    """The set-up (scripts/setup.sh) installed what the build needs to typeset at build time (it needs npm)."""
+    assert toybook.katex_missing() is None, toybook.katex_missing()
+    assert (toybook.KATEX_DIR / "dist" / "fonts" / "KaTeX_Main-Regular.woff2").is_file()
+
+
+PAGE = ('<div id="jb-print-docs-body" class="onlyprint"><h1>4.9 A page</h1></div>'
+        '<article class="bd-article"><section id="a-page"><h1>4.9 A page<a class="headerlink" href="#a-page">#</a>'
+        '</h1><p>Text.</p></section></article>')
+
+
+def _with_live_script(config: dict) -> str:
+    import html
+
+    attribute = html.escape(json.dumps(config), quote=True)
+    return PAGE + f'<script data-toy-live="{attribute}" defer="defer" src="../_static/toy/toy-live.js?v=1"></script>'
+
+
+def test_the_live_code_bar_is_built_under_the_title_not_in_the_print_header():
+    config = {"thebe": "_static/thebe/index.js", "off": None, "server": "http://127.0.0.1:8888/",
+              "binder": {"url": "https://mybinder.org", "repo": "someone/book", "ref": "main"}}
+    page = toyhtml.tidy_page(_with_live_script(config))
+    print_header, article = page.split('<article class="bd-article">')
+    assert "toy-live" not in print_header
+    title_end = article.index("</h1>") + len("</h1>")
+    assert article[title_end:].startswith('<div class="toy-live" role="region" aria-label="Live code">')
+    status = re.search(r'<p class="toy-live-status"[^>]*>(.*?)</p>', article).group(1)
+    assert status == ("Edit and run this page&#x27;s code: the Jupyter server at http://127.0.0.1:8888, else Binder "
+                      "(mybinder.org, someone/book).")
+
+
+def test_the_live_code_status_says_why_live_code_is_off_or_has_no_kernel():
+    assert toyhtml.live_status({"thebe": None, "off": "npm was missing"}) == \
+        "Live code is unavailable in this build: npm was missing."
+    assert toyhtml.live_status({"thebe": "x.js", "server": None, "binder": None}).endswith("no kernel is configured "
+                                                                                            "for this book.")
+    assert "toy-live" not in toyhtml.tidy_page(PAGE), "no Live code script, no bar"
+
+
+def test_the_figure_list_is_under_the_title_not_in_the_print_header():
+    fig = book_figure_html({"data": [{"type": "bar", "y": [1, 2]}], "layout": {"title": {"text": "Bars"}}})
+    page = toyhtml.tidy_page(PAGE.replace("<p>Text.</p>", f"<p>Text.</p>{fig}"))
+    print_header, article = page.split('<article class="bd-article">')
+    assert "toy-figure-list" not in print_header
+    title_end = article.index("</h1>") + len("</h1>")
+    assert article[title_end:].startswith('<details class="toy-figure-list"><summary>Figures on this page (1)')
+    with pytest.raises(toyhtml.MarkupChanged):
+        toyhtml.tidy_page(f"<main><h1>No article</h1>{fig}</main>")
