@@ -7,7 +7,7 @@ import time
 
 import toy
 from toy import estimators, train
-from toy.explorers import critic_free, pipeline
+from toy.page.explorers import critic_free, pipeline
 
 
 def timed(fn, *args, **kwargs):

@@ -1,8 +1,8 @@
 """The ``toy`` a sandboxed submission imports for one exercise: the book's package without what the exercise forbids.
 
-An exercise that asks for V(s) by backward induction forbids ``toy.value`` (``toy.exercises.forbid``). Inside the
-sandbox that function is not there to call or to read: in the copy of ``toy`` the sandbox gets, the body of each
-forbidden function (and of every method of a forbidden class) is replaced by one line that raises
+An exercise that asks for V(s) by backward induction forbids ``toy.value`` (``toy.exercises.registry.forbid``).
+Inside the sandbox that function is not there to call or to read: in the copy of ``toy`` the sandbox gets, the body
+of each forbidden function (and of every method of a forbidden class) is replaced by one line that raises
 ``ForbiddenReference``, and its docstring and source are gone. A call to it, however it is reached (by a renamed
 alias, a recompiled copy of its source, another process, another ``toy`` function that calls it), raises, and the
 grader marks the exercise "forbidden".

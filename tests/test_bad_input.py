@@ -38,8 +38,6 @@ from toy import (
     exact,
     exercises,
     exploration,
-    fates,
-    figures,
     format_gate,
     gae,
     gae_discount,
@@ -51,8 +49,6 @@ from toy import (
     policy,
     ppo,
     prefix_tree,
-    prose,
-    recipes,
     resets,
     reward_models,
     rewards,
@@ -60,6 +56,8 @@ from toy import (
     train,
     trust_region,
 )
+from toy.exercises import registry
+from toy.page import fates, figures, prose, recipes
 
 TIME_LIMIT = 60.0
 """Seconds a bad call may take before the test calls it a hang (generous: CI machines are slow and shared)."""
@@ -158,6 +156,8 @@ CASES: dict[str, Case] = {
     "toy.policy.log_softmax": Case(policy.log_softmax, dict(logits=[0.0, 1.0]),
                                    dict(logits=array_bad([0.0, 1.0], [()]))),
     "toy.policy.check_prompt": Case(policy.check_prompt, dict(prompt=2), dict(prompt=PROMPT)),
+    "toy.policy.check_policy": Case(lambda **kw: policy.check_policy("pi", **kw), dict(value=PI, responses=True),
+                                    dict(value=POLICY + [LONG_EOS]), names=dict(value="pi")),
     "toy.policy.strip_eos": Case(policy.strip_eos, dict(response=(1, 5, 5)),
                                  dict(response=["125", None, (9,), (1.5,)])),
     "toy.policy.reference_policy": Case(
@@ -194,12 +194,12 @@ CASES: dict[str, Case] = {
     "toy.policy.Policy.sample": Case(method(PI, "sample"), dict(prompt=2, n=3, rng=1),
                                      dict(prompt=PROMPT, n=COUNT + HUGE, rng=RNG)),
     # -- prose (numbers quoted in the notebooks' text) -----------------------------------------------------------
-    "toy.prose.glue": Case(prose.glue, dict(name="bad_input_probe", value=0.5),
+    "toy.page.prose.glue": Case(prose.glue, dict(name="bad_input_probe", value=0.5),
                            dict(name=["1abc", "a b", "", None, 3, b"x"])),
-    "toy.prose.quote": Case(lambda **kw: (prose.glue("bad_input_probe", 0.5), prose.quote(**kw))[1],
+    "toy.page.prose.quote": Case(lambda **kw: (prose.glue("bad_input_probe", 0.5), prose.quote(**kw))[1],
                             dict(name="bad_input_probe", spec=".3f"),
                             dict(name=["never_glued_here", None, 3], spec=TEXT)),
-    "toy.prose.quoted_names": Case(prose.quoted_names, dict(markdown="{eval}`toy.quote(\"x\", \".2f\")`"),
+    "toy.page.prose.quoted_names": Case(prose.quoted_names, dict(markdown="{eval}`toy.quote(\"x\", \".2f\")`"),
                                    dict(markdown=TEXT)),
     # -- rewards -----------------------------------------------------------------------------------------------
     "toy.rewards.sum_to_target": Case(rewards.sum_to_target, dict(prompt=2, response=(1, 1)),
@@ -572,41 +572,41 @@ CASES: dict[str, Case] = {
         dict(method=["nope", None], prompts=PROMPTS, runs=COUNT, length=COUNT + [13], n_actions=COUNT + [7],
              lam=UNIT, vine_k=COUNT + [10**6], critic_lr=UNIT, critic_features=["nope", None])),
     # -- tables, figures, exercises ----------------------------------------------------------------------------
-    "toy.fates.rows_for": Case(fates.rows_for, dict(label="open"),
+    "toy.page.fates.rows_for": Case(fates.rows_for, dict(label="open"),
                                dict(label=["nope", None], rows=["ab", None, [ROW._replace(fate="nope")], [3]])),
-    "toy.fates.fate_table": Case(fates.fate_table, dict(link_prefix="x/"),
+    "toy.page.fates.fate_table": Case(fates.fate_table, dict(link_prefix="x/"),
                                  dict(rows=["ab", None, [ROW._replace(fate="nope")]], link_prefix=TEXT)),
-    "toy.fates.FateTable": Case(fates.FateTable, dict(uid="t1"),
+    "toy.page.fates.FateTable": Case(fates.FateTable, dict(uid="t1"),
                                 dict(rows=["ab", None, [(1, 2)]], link_prefix=TEXT, uid=TEXT + ["", "a b", "1x"])),
-    "toy.recipes.pipeline_figure": Case(
+    "toy.page.recipes.pipeline_figure": Case(
         recipes.pipeline_figure, dict(recipes={"r": ("key", [recipes.PRETRAIN])}),
         dict(recipes=["ab", 3, {}, {"r": ("key", [])}, {"r": ("key", ["stage"])},
                       {"r": ("key", [recipes.Stage("s", "nope", "d")])}])),
-    "toy.figures.base_layout": Case(
+    "toy.page.figures.base_layout": Case(
         lambda **kw: figures.base_layout(**kw), dict(fig=figures.go.Figure(), title="t", height=300),
         dict(fig=["ab", None], title=TEXT, height=COUNT + [10**6])),
-    "toy.figures.break_lines": Case(figures.break_lines, dict(text="a b c", width=3),
+    "toy.page.figures.break_lines": Case(figures.break_lines, dict(text="a b c", width=3),
                                     dict(text=TEXT, width=COUNT + [10**6])),
-    "toy.figures.fit_texts": Case(figures.fit_texts, dict(fig=figures.go.Figure()), dict(fig=["ab", None, {}])),
-    "toy.figures.lift_title": Case(figures.lift_title, dict(fig_dict={"layout": {"title": {"text": "t"}}}),
+    "toy.page.figures.fit_texts": Case(figures.fit_texts, dict(fig=figures.go.Figure()), dict(fig=["ab", None, {}])),
+    "toy.page.figures.lift_title": Case(figures.lift_title, dict(fig_dict={"layout": {"title": {"text": "t"}}}),
                                    dict(fig_dict=["ab", None, figures.go.Figure()])),
-    "toy.figures.top_without_title": Case(figures.top_without_title, dict(layout={"margin": {"t": 70}}),
+    "toy.page.figures.top_without_title": Case(figures.top_without_title, dict(layout={"margin": {"t": 70}}),
                                           dict(layout=["ab", None, 3])),
-    "toy.figures.decade_ticks": Case(figures.decade_ticks, dict(layout={"yaxis": {"type": "log"}}),
+    "toy.page.figures.decade_ticks": Case(figures.decade_ticks, dict(layout={"yaxis": {"type": "log"}}),
                                      dict(layout=["ab", None, 3, figures.go.Layout()])),
-    "toy.figures.book_figure_html": Case(figures.book_figure_html, dict(fig_dict={"data": [], "layout": {}}),
+    "toy.page.figures.book_figure_html": Case(figures.book_figure_html, dict(fig_dict={"data": [], "layout": {}}),
                                          dict(fig_dict=["ab", None, figures.go.Figure()])),
-    "toy.figures.credit_bars": Case(figures.credit_bars, dict(length=2), dict(length=COUNT + [10**6])),
-    "toy.figures.credit_by_prior": Case(
+    "toy.page.figures.credit_bars": Case(figures.credit_bars, dict(length=2), dict(length=COUNT + [10**6])),
+    "toy.page.figures.credit_by_prior": Case(
         figures.credit_by_prior, dict(signal={"sum_to_target": {"pretrained": [0.1, 0.2]}}, title="t"),
         dict(signal=["ab", None, {}, {"r": "ab"}, {"r": {}}, {"r": {"p": []}}, {"r": {"p": [NAN, 0.1]}},
                      {"r": {"p": [INF]}}, {"r": {"p": [[0.1]]}}, {"r": {"p": "ab"}}], title=TEXT)),
-    "toy.figures.distribution_bars": Case(
+    "toy.page.figures.distribution_bars": Case(
         figures.distribution_bars, dict(distributions={"a": [0.5, 0.5]}, labels=["x", "y"], title="t"),
         dict(distributions=["ab", None, {"a": [0.5]}, {"a": [NAN, 0.5]}], labels=["ab", None, []], title=TEXT,
              xtitle=TEXT, ytitle=TEXT)),
-    "toy.exercises.register": Case(
-        lambda **kw: exercises.EXERCISES.pop(exercises.register(**kw).name),  # registers nothing for good
+    "toy.exercises.registry.register": Case(
+        lambda **kw: exercises.EXERCISES.pop(registry.register(**kw).name),  # registers nothing for good
         dict(name="test-bad-input", title="t", cases=lambda rng: [], reference=abs),
         dict(name=TEXT, title=TEXT, cases=["ab", None], reference=["ab", None], kind=["nope", None],
              tolerance=POSITIVE)),
@@ -619,8 +619,9 @@ CASES: dict[str, Case] = {
                                        dict(name=["no-such-exercise", None, 3], seed=COUNT[1:] + ["x", None])),
     "toy.exercises.forbidden_keys": Case(exercises.forbidden_keys, dict(name="4.1-value"),
                                          dict(name=["no-such-exercise", None, 3, ["4.1-value"]])),
-    "toy.exercises.random_setting": Case(exercises.random_setting, dict(rng=np.random.default_rng(0), length=2),
-                                         dict(rng=["ab", None, 3], length=[0, -3, 2.5, "3", True, 11])),
+    "toy.exercises.registry.random_setting": Case(
+        registry.random_setting, dict(rng=np.random.default_rng(0), length=2),
+        dict(rng=["ab", None, 3], length=[0, -3, 2.5, "3", True, 11])),
     # -- distillation, format gate, GAE(γ, λ), prefix tree ---------------------------------------------------------
     "toy.distillation.token_signal": Case(
         distillation.token_signal, dict(student=PI_EOS, teacher_=TEACHER_EOS, prompt=2, response=(1, 5, 5)),
@@ -669,28 +670,28 @@ CASES: dict[str, Case] = {
 
 EXEMPT = {
     "toy.checks": "the validators themselves: properties in tests/test_checks.py (hypothesis)",
-    "toy.explorer": "explorer machinery (issue 11 owns it): a control's value is checked against its finite options "
-                    "by Explorer.state; tests/test_explorers.py drives every control at every value",
-    "toy.explorers": "the book's explorers: built with no user data, their inputs are control options, checked by "
-                     "toy.explorer; tests/test_explorers.py drives every control at every value",
+    "toy.page.explorer": "explorer machinery (issue 11 owns it): a control's value is checked against its finite "
+                         "options by Explorer.state; tests/test_explorers.py drives every control at every value",
+    "toy.page.explorers": "the book's explorers: built with no user data, their inputs are control options, checked "
+                          "by toy.page.explorer; tests/test_explorers.py drives every control at every value",
     "toy.ppo.TokenAdvantages.uniforms_shape": "per-step interface of toy.train on arrays train builds itself "
                                               "(train and the constructor check the user's input)",
     "toy.ppo.TokenAdvantages.cells": "per-step interface of toy.train (see uniforms_shape)",
     "toy.ppo.TokenAdvantages.values": "per-step interface of toy.train (see uniforms_shape)",
     "toy.ppo.TokenAdvantages.update_critic": "per-step interface of toy.train (see uniforms_shape)",
     "toy.ppo.TokenAdvantages.set_tables": "per-step interface of toy.train (see uniforms_shape)",
-    "toy.fates.FateTable.html": "takes no argument",
+    "toy.page.fates.FateTable.html": "takes no argument",
     "toy.policy.Policy": "the abstract base class: takes no argument (its methods have rows, and BigramPolicy and "
                          "TabularPolicy check their construction)",
     "toy.train.Curves.first_signal": "takes no argument",
-    "toy.prose.Quoted": "a str subclass whose repr is its text: any str is valid input",
+    "toy.page.prose.Quoted": "a str subclass whose repr is its text: any str is valid input",
     "toy.exercises.call": "internal to toy.exercises.check: runs the student's function "
                           "on a case check built, with the time limit check has already validated",
     "toy.exercises.judge": "internal to toy.exercises.check: compares an Outcome that call built with the reference "
                            "answer; never sees a value a user typed",
-    "toy.exercises.forbid": "a declaration made once, at import, by the exercise modules (toy.exercises.section4x); "
-                            "tests/test_course.py resolves every declaration, and a bad reference is a ValueError "
-                            "from toy.exercises.forbidden.resolve",
+    "toy.exercises.registry.forbid": "a declaration made once, at import, by the exercise modules "
+                                     "(toy.exercises.section4x); tests/test_course.py resolves every declaration, "
+                                     "and a bad reference is a ValueError from toy.exercises.forbidden.resolve",
     "toy.exercises.forbidden": "the forbidden-reference watch behind check: resolve and code_keys read the "
                                "declarations of forbid (tests/test_course.py resolves every one), Forbidden.message "
                                "formats the reference the watch saw",

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 import toy
-import toy.prose as prose
+from toy.page import prose
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))

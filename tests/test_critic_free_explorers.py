@@ -5,7 +5,7 @@ import pytest
 
 import toy
 from toy import estimators
-from toy.explorers import critic_free as cf
+from toy.page.explorers import critic_free as cf
 
 
 @pytest.mark.parametrize("method", list(estimators.METHODS))

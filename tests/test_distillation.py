@@ -80,7 +80,7 @@ def test_all_methods_start_at_pi_ref_and_bad_input():
 
 
 def test_explorer_bars_are_the_exact_credit_and_the_scaled_signal():
-    from toy.explorers import pipeline
+    from toy.page.explorers import pipeline
 
     ex = pipeline.distillation_explorer()
     for k in (0, 5):

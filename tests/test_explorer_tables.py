@@ -5,8 +5,8 @@ import re
 import numpy as np
 import pytest
 
-from toy.explorer import TABLE_LABEL, figure_tables, tables_html
-from toy.explorers import ALL
+from toy.page.explorer import TABLE_LABEL, figure_tables, tables_html
+from toy.page.explorers import ALL
 
 
 def cells(html: str) -> list[list[str]]:

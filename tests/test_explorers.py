@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import toy
-from toy.explorers import ALL
+from toy.page.explorers import ALL
 
 
 @pytest.fixture(scope="module", params=sorted(ALL))
@@ -268,7 +268,7 @@ def test_value_ranges_hold_every_value_drawn(explorer):
 
 
 def test_held_ranges_keep_a_range_while_the_values_fit_and_fill_half():
-    held = toy.explorer.held_ranges
+    held = toy.page.explorer.held_ranges
     assert held({}, {"yaxis": [0.0, 1.0]}) == {"yaxis": [0.0, 1.1]}  # nothing shown yet: room above, none below 0
     assert held({"yaxis": [0.0, 1.0]}, {"yaxis": [0.1, 0.6]}) == {"yaxis": [0.0, 1.0]}  # fits, fills 0.5
     assert held({"yaxis": [0.0, 1.0]}, {"yaxis": [0.1, 0.5]}) == {"yaxis": [0.06, 0.54]}  # fills 0.4: rescale

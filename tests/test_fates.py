@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from toy.fates import FATES, FILTERS, ROWS, fate_table
+from toy.page.fates import FATES, FILTERS, ROWS, fate_table
 
 CHAPTER = Path(__file__).resolve().parents[1] / "chapters" / "04-the-llm-as-a-policy"
 

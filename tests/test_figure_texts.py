@@ -11,8 +11,8 @@ import numpy as np
 import plotly.io as pio
 import pytest
 
-from toy import figures, recipes
-from toy.explorers import ALL
+from toy.page import figures, recipes
+from toy.page.explorers import ALL
 
 
 def visible(line: str) -> str:

@@ -8,7 +8,7 @@ import pytest
 import toy
 from tests import brute
 from toy import format_gate as F
-from toy.explorers import pipeline
+from toy.page.explorers import pipeline
 
 
 def test_gated_reward_is_the_task_reward_on_readable_responses_only():

@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT / "book" / "_ext"))
 import toybook  # noqa: E402
 import toyhtml  # noqa: E402
 
-from toy.figures import book_figure_html  # noqa: E402
+from toy.page.figures import book_figure_html  # noqa: E402
 
 
 def _page(tmp_path: Path, body: str, depth: int = 2) -> tuple[Path, Path]:

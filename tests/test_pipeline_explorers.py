@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import toy
-from toy.explorers import pipeline
+from toy.page.explorers import pipeline
 
 
 def test_compounding_errors_curves_and_readout():

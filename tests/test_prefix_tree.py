@@ -8,7 +8,7 @@ import pytest
 import toy
 from tests import brute
 from toy import prefix_tree
-from toy.explorers import mapping
+from toy.page.explorers import mapping
 
 X = 2
 

@@ -2,9 +2,10 @@
 
 JupyterLab renders MyST's directives, ``{eval}`` expressions and links, but not myst-nb's ``{glue}`` roles, gated
 ``{exercise-start}`` blocks (each cell is rendered alone) or ``{cite}`` roles against a .bib file. So a notebook
-quotes numbers with ``{eval}`toy.quote(...)` `` (toy.prose), writes each exercise and solution as one directive, and
-cites with a link whose text comes from book/references.bib. These tests fail on any construct JupyterLab would
-show raw, and on a number quoted before the cell that computes it (both views evaluate Markdown in order).
+quotes numbers with ``{eval}`toy.quote(...)` `` (toy.page.prose), writes each exercise and solution as one
+directive, and cites with a link whose text comes from book/references.bib. These tests fail on any construct
+JupyterLab would show raw, and on a number quoted before the cell that computes it (both views evaluate Markdown in
+order).
 """
 
 import ast
@@ -17,7 +18,7 @@ import nbformat
 import pytest
 import yaml
 
-import toy.prose as prose
+from toy.page import prose
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(p for p in (ROOT / "chapters").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
@@ -74,7 +75,8 @@ def test_no_markdown_that_jupyterlab_shows_raw(path):
         for name in re.findall(r"^(?:`{3,}|:{3,})\{([\w:-]+)\}", cell.source, re.M):
             assert name in DIRECTIVES, f"{path.name}, cell {cell.id}: JupyterLab cannot render {{{name}}}"
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
-    assert "myst_nb" not in code, f"{path.name}: glue comes from toy.prose, which also works where myst-nb is absent"
+    assert "myst_nb" not in code, (f"{path.name}: glue comes from toy.page.prose, which also works where myst-nb "
+                                   "is absent")
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)

@@ -11,7 +11,7 @@ import pytest
 import toy
 from tests import brute
 from toy import estimators
-from toy.explorers import critic_free
+from toy.page.explorers import critic_free
 
 X = 2
 
@@ -122,7 +122,7 @@ def test_monte_carlo_pays_k_rollouts_at_every_state():
 
 
 def test_nine_rollouts_per_state_cost_more_and_err_more_than_the_table_after_1024_responses():
-    from toy.explorers import classical
+    from toy.page.explorers import classical
 
     pi_ref = toy.reference_policy()
     table = toy.critic.sampled_errors(pi_ref, "sum_to_target", X, "tabular", [1024], seeds=classical.CRITIC_SEEDS)[0]
@@ -131,7 +131,7 @@ def test_nine_rollouts_per_state_cost_more_and_err_more_than_the_table_after_102
 
 
 def test_critic_explorer_puts_rollouts_consumed_on_the_x_axis():
-    from toy.explorers import classical
+    from toy.page.explorers import classical
 
     ex = classical.critic_explorer()
     mc = ex.figure.data[len(classical.CRITIC_FEATURES)]
@@ -164,7 +164,7 @@ def test_pretrained_base_is_right_about_one_time_in_five():
 
 def test_every_critic_beats_per_state_monte_carlo_at_fewer_rollouts():
     """4.3: every critic fitted to 1,024 responses errs less than Monte Carlo values from more rollouts."""
-    from toy.explorers import classical
+    from toy.page.explorers import classical
 
     pi_ref = toy.reference_policy()
     assert toy.critic.monte_carlo_rollouts(pi_ref, X, 8) > 1024
@@ -177,7 +177,7 @@ def test_every_critic_beats_per_state_monte_carlo_at_fewer_rollouts():
 # -- 4.2: whether optimising a learned reward collapses depends on one response (issue 24) ------------------------
 @functools.cache
 def _goodhart():
-    from toy.explorers import easy_hard
+    from toy.page.explorers import easy_hard
 
     return easy_hard.goodhart_explorer(prompt=X)
 
@@ -215,7 +215,7 @@ def test_goodhart_collapses_on_set_1_and_not_on_set_2_at_the_defaults():
 def test_the_end_of_the_goodhart_curve_is_the_true_reward_of_the_proxys_top_response():
     """4.2: 'As β → 0, π*_β puts all its mass on the response r̂ scores highest … the right end of the curve heads for
     that one response's true reward'."""
-    from toy.explorers import easy_hard
+    from toy.page.explorers import easy_hard
 
     pi_ref = toy.reference_policy()
     for features in ("both", "tabular", "additive"):
@@ -230,7 +230,7 @@ def test_goodhart_thresholds_over_the_explorers_grid():
     """4.2 and its exercise: the default model ends right on both sets from 300 comparisons on (and collapses on some
     set below that); the additive model ends near zero on both sets from 300 on, though set 2's ends high at 30 and
     100; the tabular model ends right on both sets from 100 on, and set 2's already after 10."""
-    from toy.explorers import easy_hard
+    from toy.page.explorers import easy_hard
 
     def end(n, features, dataset):
         return _goodhart_curve(n, features, dataset)["true"][-1]
@@ -367,7 +367,7 @@ def test_monte_carlo_tokens_charge_each_restart_for_the_tokens_it_writes():
 def test_the_table_fitted_to_as_many_tokens_beats_nine_rollouts_per_state():
     """4.3: 'Monte Carlo with K = 9 writes … tokens, and the table fitted to … responses (… tokens) is off by …,
     against Monte Carlo's …'."""
-    from toy.explorers import classical
+    from toy.page.explorers import classical
 
     pi_ref = toy.reference_policy()
     tokens = toy.critic.monte_carlo_tokens(pi_ref, X, 9)
@@ -397,7 +397,7 @@ def test_when_td0_beats_monte_carlo_with_16_targets():
     """4.3's exercise on bootstrapping: TD(0) wins from fewer responses for the coarse critics than for the table,
     the per-prompt critic included, because V(s_1) and V(s_2) stay close to V(x); fitted to 2,048 responses, the
     per-prompt and last-token critics both do better, and about equally well."""
-    from toy.explorers import classical
+    from toy.page.explorers import classical
 
     boot = classical.bootstrap_explorer(prompt=X)
 
@@ -425,7 +425,7 @@ def test_when_td0_beats_monte_carlo_with_16_targets():
 # -- 4.4: RL from the base model, prompt by prompt ------------------------------------------------------------------
 def test_rl_from_the_sharp_base_learns_the_hard_prompts_only_by_luck():
     """4.4: quickly where the base is sometimes right; of the five runs, one learned prompt 3 and none prompt 4."""
-    from toy.explorers import pipeline
+    from toy.page.explorers import pipeline
 
     sharp = pipeline.base_policy("sharp")
     runs = pipeline.rl_curves("sharp", None, None)
@@ -440,14 +440,14 @@ def test_rl_from_the_sharp_base_learns_the_hard_prompts_only_by_luck():
 
 # -- 4.4: distillation at three step sizes (issue 24) ---------------------------------------------------------------
 def _distilled(method, beta, lr):
-    from toy.explorers import pipeline
+    from toy.page.explorers import pipeline
 
     run = toy.distillation.distill(method, beta, steps=pipeline.RL_STEPS, lr=lr)
     return float(run.kl.mean(axis=0)[-1]), float(run.reward.mean(axis=0)[-1]), float(run.kl.mean(axis=0)[0])
 
 
 def test_distillation_gap_belongs_to_the_large_step():
-    from toy.explorers import pipeline
+    from toy.page.explorers import pipeline
 
     big = pipeline.RL_LR
     res = {(m, b, lr): _distilled(m, b, lr) for m in ("on_policy", "sft") for b in (0.3, 1.0)

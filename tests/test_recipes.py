@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from toy import recipes
+from toy.page import recipes
 
 BIB = (Path(__file__).resolve().parents[1] / "book" / "references.bib").read_text()
 

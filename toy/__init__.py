@@ -14,10 +14,6 @@ from . import (
     estimators,
     exercises,
     exploration,
-    explorer,
-    explorers,
-    fates,
-    figures,
     format_gate,
     gae,
     gae_discount,
@@ -28,7 +24,6 @@ from . import (
     offpolicy,
     ppo,
     prefix_tree,
-    recipes,
     resets,
     reward_models,
     sft,
@@ -43,14 +38,11 @@ from .exact import (
     value,
     values,
 )
+from .page import explorers, fates, figures, glue, quote, recipes  # the page side, as the notebooks call it
 from .policy import (
-    EOS,
     HABIT_RANGE,
     HABITS,
     PRESETS,
-    PROMPTS,
-    RESPONSE_LENGTH,
-    VOCAB_SIZE,
     BigramPolicy,
     HabitPolicy,
     Policy,
@@ -58,11 +50,11 @@ from .policy import (
     reference_policy,
     strip_eos,
 )
-from .prose import glue, quote  # numbers quoted in a notebook's prose: {eval}`toy.quote("name", ".3f")`
 from .rewards import REWARDS, get_reward, reward_table
+from .vocab import EOS, PROMPTS, RESPONSE_LENGTH, VOCAB_SIZE
 
 __all__ = [
-    "exercises", "explorer", "explorers", "figures", "kl", "montecarlo", "trust_region", "critic",
+    "exercises", "explorers", "figures", "kl", "montecarlo", "trust_region", "critic",
     "estimators", "gae", "gae_discount", "imitation", "ppo", "recipes", "sft", "train",
     "bootstrap", "clipping", "discount", "distillation", "exploration", "fates", "format_gate", "longrun", "offpolicy",
     "prefix_tree", "resets", "reward_models",

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import checks
 from .critic import Critic
-from .policy import Policy, check_prompt
+from .policy import Policy, check_policy, check_prompt
 from .rewards import reward_table
 
 
@@ -79,7 +79,7 @@ class TargetError(NamedTuple):
 
 def target_error(policy: Policy, reward, prompt, critic, lam: float) -> TargetError:
     """Exact bias² and variance of the λ-return targets under π, averaged over positions and visited states."""
-    checks.policy("policy", policy, responses=True)
+    check_policy("policy", policy, responses=True)
     x = check_prompt(prompt)
     L = policy.length
     r = reward_table(reward, x, L, policy.n_actions)

@@ -2,8 +2,9 @@
 
 Each validator takes the argument's name first and returns the value in a clean form (a float, an int, a float
 array, a tuple of tokens). Its error reads ``<name> must be <what is allowed>, got <value, abbreviated>``.
-Validators for the toy's own objects (policies, prompts, prefixes and responses with their EOS rules) live here
-too, so that every module refuses bad input in the same words.
+Validators for the toy's own tokens (prompts, prefixes and responses with their EOS rules, on the constants of
+``toy.vocab``) live here too, so that every module refuses bad input in the same words; a policy is checked by
+``toy.policy.check_policy``, beside the class it checks.
 
 Size guards: code that enumerates (responses, groups of rewards, compositions...) first estimates how many items
 it would build and calls ``enumeration`` with that size; beyond ``MAX_ENUMERATION`` it refuses at once.
@@ -17,6 +18,8 @@ import reprlib
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+
+from .vocab import EOS, PROMPTS, VOCAB_SIZE
 
 MAX_ENUMERATION = 20_000_000
 """Largest number of items (responses, table entries, groups...) an enumeration may build: about 160 MB of floats.
@@ -249,17 +252,6 @@ def rng(name: str, value) -> np.random.Generator:
 
 
 # -- the toy's own objects -------------------------------------------------------------------------------------
-def policy(name: str, value, responses: bool = False):
-    """A ``toy.Policy``; with ``responses``, also one whose every response can be enumerated (``responses_of``)."""
-    from .policy import Policy
-
-    if not isinstance(value, Policy):
-        raise fail(name, "a toy Policy (for example toy.reference_policy())", value)
-    if responses:
-        responses_of(value, name=name)
-    return value
-
-
 def same_action_set(names: tuple[str, str], a, b) -> None:
     """Two policies with the same length and action set."""
     if a.length != b.length or a.n_actions != b.n_actions:
@@ -269,8 +261,6 @@ def same_action_set(names: tuple[str, str], a, b) -> None:
 
 def prompt(name: str, value) -> int:
     """One of ``toy.PROMPTS``."""
-    from .policy import PROMPTS
-
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)) \
             or int(value) not in PROMPTS:
         raise ValueError(f"unknown {name} {show(value)}; allowed prompts: {PROMPTS}")
@@ -291,8 +281,6 @@ def prefix(name: str, value, length: int, eos: bool, strict: bool = False) -> tu
     """A prefix y_<t of a policy with ``length`` tokens: token ids, at most ``length`` of them (fewer than ``length``
     with ``strict``, a state that still has a next token). With EOS, a digit may not follow an EOS: the episode
     has ended (the rule of ``Policy.check_response``)."""
-    from .policy import EOS, VOCAB_SIZE
-
     toks = tokens(name, value, VOCAB_SIZE + int(eos))
     most = length - 1 if strict else length
     if len(toks) > most:
@@ -305,8 +293,6 @@ def prefix(name: str, value, length: int, eos: bool, strict: bool = False) -> tu
 
 def eos_rows(name: str, arr: np.ndarray, eos: bool) -> np.ndarray:
     """Rows of token ids (n, t) that keep the EOS rule: after an EOS only EOS (nothing to check without EOS)."""
-    from .policy import EOS
-
     if eos and arr.size:
         after = np.maximum.accumulate(arr == EOS, axis=-1) & (arr != EOS)
         if after.any():

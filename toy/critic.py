@@ -30,8 +30,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import checks, exact
-from .policy import PROMPTS, RESPONSE_LENGTH, VOCAB_SIZE, Policy, check_prompt
+from .policy import Policy, check_policy, check_prompt
 from .rewards import reward_table
+from .vocab import PROMPTS, RESPONSE_LENGTH, VOCAB_SIZE
 
 FEATURES = {
     "prompt": "one value per prompt (a per-prompt baseline)",
@@ -243,7 +244,7 @@ class Critic:
         return self
 
     def _check_policy(self, policy) -> None:
-        checks.policy("policy", policy, responses=True)
+        check_policy("policy", policy, responses=True)
         if policy.length != self.length or policy.n_actions != self.n_actions:
             raise ValueError(f"policy has length {policy.length} and {policy.n_actions} actions; this critic "
                              f"has length {self.length} and {self.n_actions}")
@@ -278,7 +279,7 @@ def sampled_errors(policy: Policy, reward, prompt, features: str, sizes, seeds: 
                    l2: float = 1e-3) -> np.ndarray:
     """Mean over ``seeds`` of value_error for a critic fitted (exactly) to the returns of n responses sampled from
     π, for each n in ``sizes``: shape (len(sizes),). Seed s samples with numpy's default_rng(s)."""
-    checks.policy("policy", policy, responses=True)
+    check_policy("policy", policy, responses=True)
     seeds = checks.positive_int("seeds", seeds, low=1)
     checks.choose("critic features", features, FEATURES)
     if isinstance(sizes, (str, bytes)) or not isinstance(sizes, (list, tuple, np.ndarray)) or len(sizes) == 0:
@@ -304,7 +305,7 @@ def monte_carlo_error(policy: Policy, reward, prompt, k) -> float:
 
     since the mean of K independent returns is unbiased with variance Var[r | s] / K.
     """
-    checks.policy("policy", policy, responses=True)
+    check_policy("policy", policy, responses=True)
     k = checks.positive_int("k", k, low=1)
     reach, var_r = exact.reach_probs(policy, prompt), exact.return_variances(policy, reward, prompt)
     L = policy.length
@@ -316,7 +317,7 @@ def monte_carlo_rollouts(policy: Policy, prompt, k) -> int:
     """Rollouts Monte Carlo values consume for the error of ``monte_carlo_error``: K at every non-terminal state
     the policy can visit (reach probability > 0): K·(1 + K + … + K^(L−1)) for a softmax policy over K tokens.
     (``monte_carlo_tokens`` counts the tokens those rollouts write instead.)"""
-    checks.policy("policy", policy, responses=True)
+    check_policy("policy", policy, responses=True)
     prompt = check_prompt(prompt)
     k = checks.positive_int("k", k, low=1)
     reach = exact.reach_probs(policy, check_prompt(prompt))
@@ -328,7 +329,7 @@ def monte_carlo_tokens(policy: Policy, prompt, k) -> int:
     the policy can visit, a rollout from depth t writing the L − t tokens still to come. A critic fitted to N sampled
     responses has written N·L tokens, so this is the count to set against it when rollouts from deep states, which
     are short, should cost less than whole responses."""
-    checks.policy("policy", policy, responses=True)
+    check_policy("policy", policy, responses=True)
     prompt = check_prompt(prompt)
     k = checks.positive_int("k", k, low=1)
     reach = exact.reach_probs(policy, prompt)

@@ -13,8 +13,9 @@ import numpy as np
 
 from . import checks
 from .kl import kl_regularised_optimum
-from .policy import VOCAB_SIZE, Policy, TabularPolicy
+from .policy import Policy, TabularPolicy, check_policy
 from .rewards import get_reward, reward_name
+from .vocab import VOCAB_SIZE
 
 
 class DiscountedReward:
@@ -46,7 +47,7 @@ class DiscountedReward:
 
 def discounted_optimum(reference: Policy, reward, gamma: float, beta: float) -> TabularPolicy:
     """π*(y|x) ∝ π_ref(y|x)·exp(γ^(T−1) r(x, y)/β): the best policy for the discounted objective with a KL penalty."""
-    checks.policy("reference", reference)
+    check_policy("reference", reference)
     if not reference.eos:
         raise ValueError("the discount experiment needs a reference policy with eos=True "
                          "(for example toy.reference_policy(eos=True)), so that episodes can end early")
@@ -55,6 +56,6 @@ def discounted_optimum(reference: Policy, reward, gamma: float, beta: float) -> 
 
 def mean_length(policy: Policy, prompt) -> float:
     """E[number of digit tokens] under π(· | x)."""
-    checks.policy("policy", policy)
+    check_policy("policy", policy)
     dist = policy.length_distribution(prompt)
     return float(np.arange(len(dist)) @ dist)

@@ -35,7 +35,7 @@ import numpy as np
 from . import checks, estimators
 from .exact import advantage_table
 from .kl import kl_regularised_optimum
-from .policy import PROMPTS, Policy, check_prompt, reference_policy
+from .policy import Policy, check_policy, check_prompt, reference_policy
 from .rewards import REWARDS, get_reward, reward_table
 from .train import (
     _log_softmax,
@@ -46,6 +46,7 @@ from .train import (
     tabular_logits,
     token_gradient,
 )
+from .vocab import PROMPTS
 
 METHODS = {
     "on_policy": "on-policy distillation: the student samples, the teacher scores every token",
@@ -64,8 +65,8 @@ def teacher(beta: float = 0.3, reward="sum_to_target") -> Policy:
 def _pair(student, teacher_, enumerate_: bool = False) -> None:
     """ValueError unless ``student`` and ``teacher_`` are policies over the same responses (each enumerable with
     ``enumerate_``)."""
-    checks.policy("student", student, responses=enumerate_)
-    checks.policy("teacher_", teacher_, responses=enumerate_)
+    check_policy("student", student, responses=enumerate_)
+    check_policy("teacher_", teacher_, responses=enumerate_)
     checks.same_action_set(("student", "teacher_"), student, teacher_)
 
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from . import checks
 from .exact import advantage_table, values
-from .policy import Policy, check_prompt
+from .policy import Policy, check_policy, check_prompt
 from .rewards import reward_table
 
 GRPO_EPS = 1e-4
@@ -98,7 +98,7 @@ def advantages(method: str, rewards, greedy_reward=None, eps: float = GRPO_EPS) 
 
 def greedy_response(policy: Policy, prompt) -> tuple[int, ...]:
     """ŷ: the response that takes the likeliest next token at every step (ties go to the smaller token id)."""
-    checks.policy("policy", policy)
+    check_policy("policy", policy)
     prompt = check_prompt(prompt)
     y: tuple[int, ...] = ()
     for _ in range(policy.length):
@@ -109,7 +109,7 @@ def greedy_response(policy: Policy, prompt) -> tuple[int, ...]:
 # -- gradients with respect to a tabular policy's logits ------------------------------------------------------
 def depth_probs(policy: Policy, prompt) -> list[np.ndarray]:
     """π(· | prefix) at every depth: entry t has shape (K,)*t + (K,)."""
-    checks.policy("policy", policy, responses=True)
+    check_policy("policy", policy, responses=True)
     return [policy.prefix_probs(prompt, t) for t in range(policy.length)]
 
 
@@ -146,7 +146,7 @@ def _array_list(name: str, value) -> list[np.ndarray]:
 
 def exact_policy_gradient(policy: Policy, reward, prompt) -> np.ndarray:
     """∇J = ∇_θ Σ_y π(y|x) r(x, y) = Σ_y π(y|x) r(x, y) ∇_θ log π(y|x), as a flat vector (see ``flatten``)."""
-    checks.policy("policy", policy, responses=True)
+    check_policy("policy", policy, responses=True)
     P = policy.response_probs(prompt)
     R = reward_table(reward, prompt, policy.length, policy.n_actions)
     return flatten(gradient_from_weights(depth_probs(policy, prompt), P * R))
@@ -158,7 +158,7 @@ def score_norms(policy: Policy, prompt) -> np.ndarray:
     The depths use disjoint logits, and at depth t the score is e_{y_t} − π(· | s_t), so the squared norm is
     Σ_t [1 − 2π(y_t | s_t) + Σ_a π(a | s_t)²].
     """
-    checks.policy("policy", policy, responses=True)
+    check_policy("policy", policy, responses=True)
     L = policy.length
     out = np.zeros(())
     for t, p in enumerate(depth_probs(policy, prompt)):
@@ -172,7 +172,7 @@ def gradient_estimate(method: str, policy: Policy, reward, prompt, n: int, rng=N
 
     ``method`` is one of ``METHODS`` or ``EXACT_CRITIC`` (then token t of response i is weighted by A(s_t, y_t)).
     """
-    checks.policy("policy", policy, responses=True)
+    check_policy("policy", policy, responses=True)
     prompt = check_prompt(prompt)
     n = _check_group(method, n)
     ys = policy.sample(prompt, n, rng)
@@ -276,7 +276,7 @@ def gradient_moments(method: str, policy: Policy, reward, prompt, n: int,
     E[g] = Σ_v E[c_v A_v]/n · G_v and E‖g‖² = (1/n²) E[Σ_i A_i² M_{v_i} + Σ_{i≠j} A_i A_j G_{v_i}·G_{v_j}], with c_v the
     number of responses whose reward is v and M_v = E[‖s‖² | r = v].
     """
-    checks.policy("policy", policy, responses=True)
+    check_policy("policy", policy, responses=True)
     prompt = check_prompt(prompt)
     n = _check_group(method, n)
     if method == EXACT_CRITIC:

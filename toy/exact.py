@@ -14,12 +14,12 @@ from __future__ import annotations
 import numpy as np
 
 from . import checks
-from .policy import Policy
+from .policy import Policy, check_policy
 from .rewards import reward_table
 
 
 def _check_policy(policy) -> Policy:
-    checks.policy("policy", policy, responses=True)
+    check_policy("policy", policy, responses=True)
     return policy
 
 

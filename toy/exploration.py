@@ -18,12 +18,12 @@ import numpy as np
 
 from . import checks
 from .exact import values
-from .policy import Policy, check_prompt
+from .policy import Policy, check_policy, check_prompt
 from .rewards import reward_table
 
 
 def _check_policy(policy) -> Policy:
-    checks.policy("policy", policy, responses=True)
+    check_policy("policy", policy, responses=True)
     return policy
 
 

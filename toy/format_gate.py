@@ -19,8 +19,9 @@ from functools import cache
 import numpy as np
 
 from . import checks, sft, train
-from .policy import PROMPTS, VOCAB_SIZE, Policy, check_prompt
+from .policy import Policy, check_policy, check_prompt
 from .rewards import REWARDS, get_reward, reward_table
+from .vocab import PROMPTS, VOCAB_SIZE
 
 FORMAT_MARKER = (4, 4)
 """The last tokens a readable response ends with."""
@@ -48,7 +49,7 @@ def gated(reward) -> callable:
 
 def format_rate(policy: Policy, prompts=PROMPTS) -> float:
     """Mean over prompts of P_π(the response is readable), exactly."""
-    checks.policy("policy", policy, responses=True)
+    check_policy("policy", policy, responses=True)
     rates = []
     for x in checks.prompts("prompts", prompts):
         R = reward_table(readable, x, policy.length, policy.n_actions)
@@ -59,7 +60,7 @@ def format_rate(policy: Policy, prompts=PROMPTS) -> float:
 def format_sft(base: Policy, n_demos: int, prior_strength: float = 0.1, seed: int = 0) -> Policy:
     """SFT on ``n_demos`` readable demonstrations per prompt: each is the base model's response conditioned on
     being readable (so its content is right only as often as the base model's), fitted by ``toy.sft.fit_sft``."""
-    checks.policy("base", base, responses=True)
+    check_policy("base", base, responses=True)
     n_demos = checks.positive_int("n_demos", n_demos, low=1, high=100_000)
     checks.non_negative_finite("prior_strength", prior_strength)
     seed = checks.positive_int("seed", seed, low=0)
@@ -78,7 +79,7 @@ def rl_curves(start: Policy, task_reward="sum_to_target", gate: bool = True, ste
               seeds=(0, 1, 2, 3, 4), lr: float = 4.0, beta: float = 0.01) -> train.Curves:
     """RLOO from ``start`` (KL to ``start``) on the gated task reward (``gate=True``) or the task reward alone;
     ``Curves.reward`` is then the exact expected training reward after every step."""
-    checks.policy("start", start, responses=True)
+    check_policy("start", start, responses=True)
     checks.choose("task_reward", task_reward, REWARDS)
     reward = gated(task_reward) if checks.flag("gate", gate) else task_reward
     steps = checks.positive_int("steps", steps, low=1, high=2000)

@@ -25,7 +25,7 @@ import numpy as np
 from . import checks
 from .exact import advantage_table, return_variances, values
 from .montecarlo import mc_value
-from .policy import Policy, check_prompt
+from .policy import Policy, check_policy, check_prompt
 from .rewards import reward_table
 
 MAX_VINE_PREFIXES = 20_000
@@ -80,7 +80,7 @@ def exact_value_tables(policy: Policy, reward, prompt) -> list[np.ndarray]:
 
 def advantage_errors(table: np.ndarray, policy: Policy, reward, prompt) -> np.ndarray:
     """E_{y~π}[(Â_t(y) − A(s_t, y_t))²] for each position t: shape (L,)."""
-    checks.policy("policy", policy)
+    check_policy("policy", policy)
     prompt = check_prompt(prompt)
     table = checks.array("table", table)
     A = advantage_table(policy, reward, prompt)
@@ -96,7 +96,7 @@ def vine_errors(policy: Policy, reward, prompt, k: int) -> np.ndarray:
     Â_t − A_t = e(s_{t+1}) − e(s_t) with independent, unbiased errors of variance Var[r | s]/K (e(s_L) = 0), so
     the expected square is E_y[Var[r | s_{t+1}] + Var[r | s_t]] / K.
     """
-    checks.policy("policy", policy)
+    check_policy("policy", policy)
     k = checks.positive_int("k", k, low=1)
     var = return_variances(policy, reward, prompt)
     L = policy.length
@@ -126,7 +126,7 @@ def vine_values(policy: Policy, reward, prompt, response, k: int, rng=None) -> n
     V̂(s_t) is ``toy.montecarlo.mc_value`` with K rollouts from the prefix y_<t (each state its own rollouts);
     V̂(s_L) = r(x, y) exactly.
     """
-    checks.policy("policy", policy, responses=True)
+    check_policy("policy", policy, responses=True)
     prompt = check_prompt(prompt)
     y = policy.check_response(response)
     k = checks.positive_int("k", k, low=1, high=checks.MAX_ENUMERATION // policy.length)
@@ -140,7 +140,7 @@ def vine_table(policy: Policy, reward, prompt, k: int, rng=None) -> np.ndarray:
     """VinePPO advantages for every response from one Monte Carlo estimate per prefix (K rollouts each, seeded):
     shape (K,)*L + (L,). Sharing one estimate per prefix among the responses through it leaves each response's
     errors distributed as in ``vine_errors``."""
-    checks.policy("policy", policy, responses=True)
+    check_policy("policy", policy, responses=True)
     prompt = check_prompt(prompt)
     L, K = policy.length, policy.n_actions
     n_prefixes = sum(K**t for t in range(L))

@@ -28,7 +28,7 @@ import numpy as np
 from . import checks
 from .exact import advantage_table, values
 from .gae import gae_table
-from .policy import Policy, check_prompt
+from .policy import Policy, check_policy, check_prompt
 from .rewards import get_reward, reward_table
 
 
@@ -65,7 +65,7 @@ def advantage_error(policy: Policy, reward, prompt, value_tables: list[np.ndarra
                     lam: float) -> AdvantageError:
     """Exact bias² and variance of GAE(γ, λ) advantages from critic values ``value_tables`` (L arrays of shape
     (K,)*t), against the undiscounted exact A(s_t, y_t), weighted by π over the prefixes y_{≤t}."""
-    checks.policy("policy", policy, responses=True)
+    check_policy("policy", policy, responses=True)
     get_reward(reward)
     prompt = check_prompt(prompt)
     gamma = checks.in_range("gamma", gamma, 0.0, 1.0)
@@ -90,6 +90,6 @@ def advantage_error(policy: Policy, reward, prompt, value_tables: list[np.ndarra
 
 def exact_critic(policy: Policy, reward, prompt) -> list[np.ndarray]:
     """The exact V at depths 0..L−1: the value tables of a perfect critic."""
-    checks.policy("policy", policy, responses=True)
+    check_policy("policy", policy, responses=True)
     get_reward(reward)
     return values(policy, reward, check_prompt(prompt))[:-1]

@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import checks
-from .policy import PROMPTS, Policy, TabularPolicy
+from .policy import Policy, TabularPolicy, check_policy
 from .rewards import reward_table
+from .vocab import PROMPTS
 
 
 def _xlogy_ratio(p: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -32,7 +33,7 @@ def response_kl(p: np.ndarray, q: np.ndarray) -> float:
 
 def sequence_kl(policy: Policy, reference: Policy, prompt) -> float:
     """KL(π(· | x) ‖ π_ref(· | x)) over whole responses, by enumeration."""
-    checks.policy("policy", policy), checks.policy("reference", reference)
+    check_policy("policy", policy), check_policy("reference", reference)
     checks.same_action_set(("policy", "reference"), policy, reference)
     return response_kl(policy.response_probs(prompt), reference.response_probs(prompt))
 
@@ -48,7 +49,7 @@ def kl_regularised_optimum(reference: Policy, reward, beta: float) -> TabularPol
     responses. A token that leads only to weight 0 gets a logit of ``LOG_ZERO``; a prefix of weight 0 keeps π_ref's
     next-token distribution.
     """
-    checks.policy("reference", reference, responses=True)
+    check_policy("reference", reference, responses=True)
     beta = checks.positive_finite("beta", beta)
     L, K = reference.length, reference.n_actions
     logits = [np.empty((len(PROMPTS),) + (K,) * (t + 1)) for t in range(L)]

@@ -27,7 +27,8 @@ from typing import NamedTuple
 import numpy as np
 
 from . import checks
-from .policy import VOCAB_SIZE, BigramPolicy, check_prompt, log_softmax, softmax
+from .policy import BigramPolicy, check_prompt, log_softmax, softmax
+from .vocab import VOCAB_SIZE
 
 MAX_LENGTH = 100_000
 """Longest response the dynamic programme accepts."""

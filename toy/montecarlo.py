@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from . import checks
-from .policy import Policy
+from .policy import Policy, check_policy
 from .rewards import get_reward, reward_table
 
 
 def rollouts_from(policy: Policy, prompt, prefix, k: int, rng=None) -> np.ndarray:
     """K complete responses that start with ``prefix`` and continue with π: int array (k, length)."""
-    checks.policy("policy", policy)
+    check_policy("policy", policy)
     prompt = checks.prompt("prompt", prompt)
     prefix = checks.prefix("prefix", prefix, policy.length, policy.eos)
     k = checks.positive_int("k", k, low=1, high=checks.MAX_ENUMERATION // policy.length)
@@ -31,7 +31,7 @@ def mc_value(policy: Policy, reward, prompt, prefix=(), k: int = 9, rng=None) ->
 
     Unbiased for V^π(s); its variance is Var_π[r | s] / K. (VinePPO's configs use K = 9.)
     """
-    checks.policy("policy", policy, responses=True)
+    check_policy("policy", policy, responses=True)
     table = reward_table(get_reward(reward), prompt, policy.length, policy.n_actions)
     ys = rollouts_from(policy, prompt, prefix, k, rng)
     return float(table[tuple(ys.T)].mean())

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import checks, estimators
-from .policy import Policy, TabularPolicy, check_prompt
+from .policy import Policy, TabularPolicy, check_policy, check_prompt
 from .rewards import reward_table
 
 MAX_STEPS = 10_000
@@ -30,7 +30,7 @@ def reward_gradient(policy: TabularPolicy, reward, prompt) -> list[np.ndarray]:
 
     The exact policy gradient of ``toy.estimators`` (Σ_y π(y|x) r(x, y) ∇ log π(y|x)), one array per depth.
     """
-    checks.policy("policy", policy, responses=True)
+    check_policy("policy", policy, responses=True)
     x = check_prompt(prompt)
     weights = policy.response_probs(x) * reward_table(reward, x, policy.length, policy.n_actions)
     return estimators.gradient_from_weights(estimators.depth_probs(policy, x), weights)
@@ -38,7 +38,7 @@ def reward_gradient(policy: TabularPolicy, reward, prompt) -> list[np.ndarray]:
 
 def policy_path(reference: Policy, reward, prompt, steps: int, lr: float) -> list[TabularPolicy]:
     """π_0 = π_ref, then π_{n+1} = π_n with logits z + lr·∇_z E[r] for ``prompt`` (exact gradient ascent)."""
-    checks.policy("reference", reference, responses=True)
+    check_policy("reference", reference, responses=True)
     x = check_prompt(prompt)
     steps = checks.positive_int("steps", steps, low=0, high=MAX_STEPS)
     lr = checks.learning_rate("lr", lr)
@@ -69,7 +69,7 @@ class WeightVariance(NamedTuple):
 
 def weight_variance(current: Policy, old: Policy, prompt) -> WeightVariance:
     """Exact variances (under π_old) of the sequence weight, the per-token ratios and GSPO's normalised ratio."""
-    checks.policy("current", current, responses=True), checks.policy("old", old)
+    check_policy("current", current, responses=True), check_policy("old", old)
     x = check_prompt(prompt)
     checks.same_action_set(("current", "old"), current, old)
     L = old.length

@@ -15,15 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import checks
-
-VOCAB_SIZE = 5
-"""Tokens are the digits 0, 1, 2, 3, 4."""
-RESPONSE_LENGTH = 4
-"""Default number of tokens in a response (the length limit when EOS is on)."""
-PROMPTS = (0, 1, 2, 3, 4)
-"""A prompt is a target digit: the number the default reward asks the tokens to sum to (mod 5)."""
-EOS = VOCAB_SIZE
-"""Token id of end-of-sequence, for policies made with ``eos=True``."""
+from .vocab import EOS, PROMPTS, RESPONSE_LENGTH, VOCAB_SIZE
 
 MAX_LENGTH = 10
 """Longest response the enumerating code accepts (5**10 ≈ 10 million responses)."""
@@ -42,6 +34,16 @@ def log_softmax(logits: np.ndarray, axis: int = -1) -> np.ndarray:
     logits = checks.array("logits", logits, min_ndim=1)
     z = logits - logits.max(axis=axis, keepdims=True)
     return z - np.log(np.exp(z).sum(axis=axis, keepdims=True))
+
+
+def check_policy(name: str, value, responses: bool = False) -> Policy:
+    """A ``toy.Policy``, or ValueError naming the argument ``name``; with ``responses``, also one whose every
+    response can be enumerated (``checks.responses_of``)."""
+    if not isinstance(value, Policy):
+        raise checks.fail(name, "a toy Policy (for example toy.reference_policy())", value)
+    if responses:
+        checks.responses_of(value, name=name)
+    return value
 
 
 def check_prompt(prompt) -> int:
@@ -232,7 +234,7 @@ class TabularPolicy(Policy):
     @classmethod
     def from_policy(cls, policy: Policy) -> TabularPolicy:
         """A tabular copy of any policy: logits = log π(a | s) for every prompt and prefix."""
-        checks.policy("policy", policy)
+        check_policy("policy", policy)
         tiny = np.finfo(float).tiny
         logits = [
             np.stack([np.log(np.maximum(policy.prefix_probs(x, t), tiny)) for x in PROMPTS])

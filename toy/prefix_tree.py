@@ -14,7 +14,7 @@ import numpy as np
 
 from . import checks
 from .exact import reach_probs, values
-from .policy import Policy, check_prompt
+from .policy import Policy, check_policy, check_prompt
 from .rewards import get_reward, reward_table
 
 
@@ -44,7 +44,7 @@ class PathView(NamedTuple):
 
 def counts(policy: Policy, reward, prompt) -> TreeCounts:
     """How many states, leaves and rewarded leaves the tree of ``prompt`` has."""
-    checks.policy("policy", policy, responses=True)  # the reward table has one entry per leaf
+    check_policy("policy", policy, responses=True)  # the reward table has one entry per leaf
     get_reward(reward)
     prompt = check_prompt(prompt)
     L, K = policy.length, policy.n_actions
@@ -55,7 +55,7 @@ def counts(policy: Policy, reward, prompt) -> TreeCounts:
 def path_view(policy: Policy, reward, prompt, path) -> PathView:
     """Expand the states along ``path`` (the first L − 1 tokens of a response): their children's probabilities,
     reach probabilities and values."""
-    checks.policy("policy", policy, responses=True)
+    check_policy("policy", policy, responses=True)
     get_reward(reward)
     prompt = check_prompt(prompt)
     L, K = policy.length, policy.n_actions

@@ -15,13 +15,13 @@ import numpy as np
 from . import checks
 from .exact import return_variances, values
 from .montecarlo import rollouts_from
-from .policy import Policy
+from .policy import Policy, check_policy
 from .rewards import reward_table
 
 
 def value_and_variance(policy: Policy, reward, prompt, prefix=()) -> tuple[float, float]:
     """V(s) = E[r | s] and Var[r | s] for s = (prompt, prefix), exactly (by enumerating the completions)."""
-    checks.policy("policy", policy)
+    check_policy("policy", policy)
     prefix = checks.prefix("prefix", prefix, policy.length, policy.eos)
     depth = len(prefix)
     return (float(values(policy, reward, prompt)[depth][prefix]),
@@ -44,7 +44,7 @@ def reset_estimates(policy: Policy, reward, prompt, prefix, ks, repeats: int = 5
     Rollouts come from ``toy.montecarlo.rollouts_from`` (seeded: rng or seed 0); estimates for different K use
     different rollouts.
     """
-    checks.policy("policy", policy)
+    check_policy("policy", policy)
     repeats = checks.positive_int("repeats", repeats, low=1)
     if isinstance(ks, (str, bytes)) or not isinstance(ks, (Sequence, np.ndarray)) or len(ks) == 0:
         raise checks.fail("ks", "a non-empty sequence of rollout counts", ks)

@@ -23,8 +23,9 @@ import numpy as np
 
 from . import checks
 from .kl import kl_regularised_optimum, response_kl
-from .policy import VOCAB_SIZE, Policy, check_prompt
+from .policy import Policy, check_policy, check_prompt
 from .rewards import get_reward, reward_table
+from .vocab import VOCAB_SIZE
 
 PROXY_FEATURES = {
     "additive": "one weight per position and token (generalises, but cannot express every reward)",
@@ -54,7 +55,7 @@ class Comparisons(NamedTuple):
 
 def sample_comparisons(policy: Policy, reward, prompt, n: int, sharpness: float = 3.0, rng=None) -> Comparisons:
     """n pairs (a, b) drawn independently from π(· | x); a wins with probability σ(sharpness·(r(a) − r(b)))."""
-    checks.policy("policy", policy, responses=True)
+    check_policy("policy", policy, responses=True)
     n = checks.positive_int("n (the number of comparisons)", n, low=1, high=MAX_COMPARISONS)
     sharpness = checks.positive_finite("sharpness", sharpness)
     rng = checks.rng("rng", rng)
@@ -148,7 +149,7 @@ class ProxyReward:
 
     def __init__(self, policy: Policy, reward, prompt, n_comparisons: int, features: str = "both",
                  sharpness: float = 3.0, l2: float = 1.0, seed: int = 0):
-        checks.policy("policy", policy)
+        check_policy("policy", policy)
         self.prompt = check_prompt(prompt)
         self.reward = get_reward(reward)
         self.length, self.n_actions = policy.length, policy.n_actions
@@ -173,7 +174,7 @@ class ProxyReward:
     def agreement(self, policy: Policy) -> float:
         """P(the proxy orders a pair as the true reward does) over pairs y, y' ~ π with r(y) ≠ r(y'), a tie in r̂
         counting one half (so a proxy that knows nothing scores 0.5)."""
-        checks.policy("policy", policy)
+        check_policy("policy", policy)
         if (policy.length, policy.n_actions) != (self.length, self.n_actions):
             raise ValueError(f"policy must have length {self.length} and {self.n_actions} actions like the reward "
                              f"model, got length {policy.length} and {policy.n_actions}")
@@ -202,7 +203,7 @@ def optimisation_curve(reference: Policy, optimised, measured, prompt, betas) ->
 
     ``optimised`` and ``measured`` are reward functions (a ProxyReward, or a toy reward for the drift curve).
     """
-    checks.policy("reference", reference, responses=True)
+    check_policy("reference", reference, responses=True)
     x = check_prompt(prompt)
     if isinstance(betas, (str, bytes)) or np.ndim(betas) != 1 or len(betas) == 0:
         raise checks.fail("betas", "a non-empty sequence of positive numbers", betas)

@@ -13,7 +13,8 @@ from collections.abc import Callable
 import numpy as np
 
 from . import checks
-from .policy import MAX_LENGTH, VOCAB_SIZE, _strip_eos, check_prompt
+from .policy import MAX_LENGTH, _strip_eos, check_prompt
+from .vocab import VOCAB_SIZE
 
 Reward = Callable[[int, tuple], float]
 

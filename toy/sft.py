@@ -27,8 +27,9 @@ import numpy as np
 
 from . import checks
 from .exact import value
-from .policy import PROMPTS, VOCAB_SIZE, Policy, TabularPolicy
+from .policy import Policy, TabularPolicy, check_policy
 from .rewards import reward_table
+from .vocab import PROMPTS, VOCAB_SIZE
 
 
 def autoregressive(response_probs: dict, base: Policy) -> TabularPolicy:
@@ -37,7 +38,7 @@ def autoregressive(response_probs: dict, base: Policy) -> TabularPolicy:
 
     The conditionals are ratios of prefix marginals: π(a | s) = P(s·a) / P(s).
     """
-    checks.policy("base", base, responses=True)
+    check_policy("base", base, responses=True)
     if not isinstance(response_probs, Mapping):
         raise checks.fail("response_probs", "a dict {prompt: distribution over responses}", response_probs)
     K, L = base.n_actions, base.length
@@ -65,7 +66,7 @@ def imperfect_expert(reference: Policy, reward, success_rate: float, prompts=PRO
 
     ``reward`` must be 0/1 and π_ref must give both outcomes positive probability (0 < V_ref(x) < 1).
     """
-    checks.policy("reference", reference, responses=True)
+    check_policy("reference", reference, responses=True)
     rho = checks.probability("success_rate", success_rate)
     out = {}
     for x in checks.prompts("prompts", prompts):
@@ -83,7 +84,7 @@ def imperfect_expert(reference: Policy, reward, success_rate: float, prompts=PRO
 
 def demonstrations(expert: Policy, n: int, prompts=PROMPTS, rng=None) -> dict[int, np.ndarray]:
     """n responses from the expert for each prompt: {prompt: int array (n, L)}, seeded."""
-    checks.policy("expert", expert)
+    check_policy("expert", expert)
     n = checks.positive_int("n", n, low=1, high=checks.MAX_ENUMERATION // expert.length)
     prompts = checks.prompts("prompts", prompts)
     rng = checks.rng("rng", rng)
@@ -97,7 +98,7 @@ def fit_sft(demos: dict, base: Policy, prior_strength: float = 0.0) -> TabularPo
     Prompts without demonstrations, and prefixes no demonstration reaches, keep ``base``.
     """
     alpha = checks.in_range("prior_strength", prior_strength, 0.0, 1e12)
-    checks.policy("base", base, responses=True)
+    check_policy("base", base, responses=True)
     K, L = base.n_actions, base.length
     logits = [np.array(z) for z in TabularPolicy.from_policy(base).logits]
     for x, ys in _check_demos(demos, L, K).items():
@@ -115,7 +116,7 @@ def fit_sft(demos: dict, base: Policy, prior_strength: float = 0.0) -> TabularPo
 
 def success_rate(policy: Policy, reward, prompts=PROMPTS) -> float:
     """Mean over prompts of E_{y~π}[r(x, y)] (for a 0/1 reward, the probability of a correct response)."""
-    checks.policy("policy", policy)
+    check_policy("policy", policy)
     return float(np.mean([value(policy, reward, x) for x in checks.prompts("prompts", prompts)]))
 
 

@@ -42,9 +42,10 @@ import numpy as np
 from . import checks, estimators, ppo
 from .exact import value
 from .kl import kl_regularised_optimum, sequence_kl
-from .policy import PROMPTS, Policy, TabularPolicy, reference_policy
+from .policy import Policy, TabularPolicy, check_policy, reference_policy
 from .rewards import reward_table
 from .trust_region import clipped_gradient_mask
+from .vocab import PROMPTS
 
 METHODS = {
     "exact": "exact gradient (no sampling)",
@@ -121,7 +122,7 @@ def _log_softmax(z):
 
 def tabular_logits(policy: Policy, prompts) -> list[np.ndarray]:
     """The policy's log-probabilities as flat tables: entry t has shape (P, K^t, K)."""
-    checks.policy("policy", policy, responses=True)
+    check_policy("policy", policy, responses=True)
     prompts = checks.prompts("prompts", prompts)
     K = policy.n_actions
     return [np.stack([np.log(np.maximum(policy.prefix_probs(x, t), np.finfo(float).tiny)).reshape(K**t, K)
@@ -132,7 +133,7 @@ def to_policy(logits: list[np.ndarray], prompts, base: Policy | None = None) -> 
     """A ``TabularPolicy`` from flat tables (P, K^t, K) for ``prompts``; other prompts keep ``base``'s (π_ref)."""
     logits = _depth_list("logits", logits)
     prompts = checks.prompts("prompts", prompts)
-    base = reference_policy(length=len(logits)) if base is None else checks.policy("base", base)
+    base = reference_policy(length=len(logits)) if base is None else check_policy("base", base)
     K = base.n_actions
     if len(logits) != base.length or any(z.shape != (len(prompts), K**t, K) for t, z in enumerate(logits)):
         raise ValueError(f"logits must hold {base.length} arrays (base's length) of shape (P, K^t, K) with "
@@ -247,8 +248,8 @@ def train(method: str, *, steps: int = 40, group_size: int = 4, betas=(0.05,), s
     epochs = checks.positive_int("epochs", epochs, low=1, high=20)
     clip = checks.in_range("clip", clip, 0.0, 1.0)
     prompts = checks.prompts("prompts", prompts)
-    reference = reference_policy() if reference is None else checks.policy("reference", reference)
-    start = reference if start is None else checks.policy("start", start)
+    reference = reference_policy() if reference is None else check_policy("reference", reference)
+    start = reference if start is None else check_policy("start", start)
     checks.same_action_set(("start", "reference"), start, reference)
     K, L, P = reference.n_actions, reference.length, len(prompts)
     nb, ns = len(betas), len(seeds)
@@ -349,7 +350,7 @@ def optimum_metrics(beta: float, reward="sum_to_target", reference: Policy | Non
                     prompts=PROMPTS) -> tuple[float, float]:
     """Expected reward and KL of the KL-regularised optimum π* ∝ π_ref·exp(r/β): where the curves should head.
     β = 0 gives the best response's reward and the KL of the policy that puts all mass on the best responses."""
-    reference = reference_policy() if reference is None else checks.policy("reference", reference, responses=True)
+    reference = reference_policy() if reference is None else check_policy("reference", reference, responses=True)
     prompts = checks.prompts("prompts", prompts)
     beta = checks.in_range("beta", beta, 0.0, 100.0)
     if beta == 0:

@@ -49,8 +49,8 @@ from sphinx.builders.html._assets import _JavaScript
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 
-from toy.explorer import FIGURE_THEME_CSS
-from toy.prose import QUOTES_ENV
+from toy.page.explorer import FIGURE_THEME_CSS
+from toy.page.prose import QUOTES_ENV
 
 sys.path.insert(0, str(Path(__file__).parent))  # its sibling module, as Sphinx loads this one (local_extensions)
 import toyhtml  # noqa: E402

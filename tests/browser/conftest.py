@@ -321,7 +321,7 @@ def unwrap(text: str) -> str:
 def _notebook_calls(doc: str) -> list[tuple[str, dict]]:
     """(factory name, keyword arguments) of each ``toy.explorers`` factory call in the notebook's code cells whose
     arguments are literals, or names bound to literals earlier in the notebook."""
-    from toy.explorers import ALL
+    from toy.page.explorers import ALL
 
     path = ROOT / f"{doc}.ipynb"
     if not path.exists():
@@ -364,7 +364,7 @@ def _notebook_calls(doc: str) -> list[tuple[str, dict]]:
 
 @functools.cache
 def build_explorer(name: str, kwargs_json: str):
-    from toy.explorers import ALL
+    from toy.page.explorers import ALL
 
     return ALL[name](**json.loads(kwargs_json))
 
@@ -391,7 +391,7 @@ class Match:
 def match_explorer(doc: str, spec: dict, initial: dict) -> Match:
     """The toy explorer a page's static explorer was built from: same title, controls, bindings and templates,
     and the same figure at its default state. Fails if no candidate matches."""
-    from toy.explorers import ALL
+    from toy.page.explorers import ALL
 
     candidates = _notebook_calls(doc) + [(name, {}) for name in ALL]
     tried = []

@@ -3,7 +3,7 @@
 Each notebook is copied (with the book's bibliography, which its citations link to) into a temporary folder that
 JupyterLab serves headless; Chromium runs all its cells. Then, in the page: no Markdown cell's rendered text holds
 raw MyST (roles, directive fences, options, unevaluated or failed ``{eval}`` expressions), every number quoted in
-the prose shows the text toy.prose formats, no cell has an error output, exercises and solutions render as blocks
+the prose shows the text toy.page.prose formats, no cell has an error output, exercises and solutions render as blocks
 with solutions closed and their code folded, citations are links reading author and year, and the project's
 JupyterLab settings (not the user's) keep the Jupyter news popup away. Switched to JupyterLab's dark theme, every
 text of the live explorers (widget labels, readouts, buttons, figure texts) keeps a contrast of at least 4.5:1.
@@ -49,7 +49,7 @@ DONE_JS = """() => {
 
 
 def test_every_notebook_reads_like_its_page(bt, browser, tmp_path, chapter_notebook):
-    import toy.prose  # noqa: F401  (the notebook imports it; a missing toy would fail here first)
+    import toy.page.prose  # noqa: F401  (the notebook imports it; a missing toy would fail here first)
 
     path = bt.ROOT / chapter_notebook
     folder = tmp_path / "chapters" / path.parent.name
@@ -58,7 +58,7 @@ def test_every_notebook_reads_like_its_page(bt, browser, tmp_path, chapter_noteb
     (tmp_path / "book").mkdir()
     shutil.copy(bt.ROOT / "book" / "references.bib", tmp_path / "book" / "references.bib")
     source = nbformat.read(path, as_version=4)
-    quoted = sum(len(toy.prose.quoted_names(c.source)) for c in source.cells if c.cell_type == "markdown")
+    quoted = sum(len(toy.page.prose.quoted_names(c.source)) for c in source.cells if c.cell_type == "markdown")
 
     with bt.jupyterlab(tmp_path, bt.ARTIFACTS / f"jupyterlab-{path.stem}.log") as url:
         page, log = bt.open_lab_notebook(browser, url, f"chapters/{path.parent.name}/{path.name}")

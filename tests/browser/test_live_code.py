@@ -63,7 +63,7 @@ def cell_index(page, needle: str) -> int:
 
 def test_live_code_edits_and_reruns_cells_on_a_local_server(bt, browser, site_url, tmp_path):
     import toy
-    from toy.explorers import TEMPERATURES
+    from toy.page.explorers import TEMPERATURES
 
     with jupyter_server(tmp_path, site_url, bt.ARTIFACTS / "live-code-server.log") as (server, token):
         page, log = bt.new_page(browser, 1280, 1000)

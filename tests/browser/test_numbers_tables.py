@@ -1,7 +1,7 @@
 """Issue 11: every static explorer offers its current numbers as a table, in a toggle under the figure.
 
 For every explorer of every chapter page: the toggle is closed at first; opened, it shows exactly the numbers the
-figure draws (grouped as ``toy.explorer.figure_tables`` groups them, values as Python's ``{:.4g}``), and after a
+figure draws (grouped as ``toy.page.explorer.figure_tables`` groups them, values as Python's ``{:.4g}``), and after a
 control change the table follows the figure.
 """
 
@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from toy.explorer import TABLE_LABEL, figure_tables
+from toy.page.explorer import TABLE_LABEL, figure_tables
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import toy
-from toy import explorer as explorer_module
+from toy.page import explorer as explorer_module
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,8 @@ The course grader (the ``course`` package, beside ``toy``) reads neither: it cal
 in a sandbox, and judges the answers with the same ``judge`` step as ``check``. An exercise can forbid parts of
 ``toy`` (``forbid``): a call to one while the check runs is reported in words (``forbidden.py``); the grader's
 sandbox goes further and leaves the forbidden code out of its ``toy``.
-The exercises themselves are registered by one module per section (``section41`` ...).
+The exercises themselves are registered by one module per section (``section41`` ...), with ``register`` and
+``forbid`` from ``registry``.
 """
 
 from __future__ import annotations
@@ -29,58 +30,11 @@ from html import escape
 import numpy as np
 
 from .. import checks
-from ..policy import MAX_LENGTH, PRESETS
-from .forbidden import CallWatch, Forbidden, code_keys
+from . import section41, section42, section43, section44, section45  # noqa: F401  (each registers its exercises)
+from .forbidden import CallWatch, code_keys
+from .registry import EXERCISES, Case, Exercise
 
 CHECK_KEY = "toy_check"
-
-KINDS = ("number", "array")
-"""What an exercise's answer is: one number, or an array compared entry by entry."""
-
-
-@dataclass
-class Case:
-    """One hidden input: ``args`` for the student's function, ``description`` of them in words."""
-
-    args: tuple
-    description: str
-
-
-@dataclass
-class Exercise:
-    """A checkable exercise: how to draw cases, the reference answer, and how answers are compared."""
-
-    name: str
-    title: str
-    cases: Callable[[np.random.Generator], list[Case]]
-    reference: Callable
-    kind: str = "number"  # "number" or "array"
-    tolerance: float = 1e-9
-    forbidden: Forbidden | None = None
-
-
-EXERCISES: dict[str, Exercise] = {}
-
-
-def register(name: str, title: str, cases: Callable, reference: Callable, kind: str = "number",
-             tolerance: float = 1e-9) -> Exercise:
-    """Add an exercise: ``cases(rng) -> list[Case]`` draws its hidden inputs, ``reference(*args)`` answers them."""
-    name, title = checks.text("name", name), checks.text("title", title)
-    for arg, fn in (("cases", cases), ("reference", reference)):
-        if not callable(fn):
-            raise checks.fail(arg, "a function", fn)
-    checks.choose("exercise kind", kind, {k: k for k in KINDS})
-    tolerance = checks.positive_finite("tolerance", tolerance)
-    EXERCISES[name] = Exercise(name, title, cases, reference, kind, tolerance)
-    return EXERCISES[name]
-
-
-def forbid(name: str, asks: str, *references: str) -> Forbidden:
-    """Declare the parts of ``toy`` exercise ``name`` forbids: ``forbid("4.1-value", "V(s)", "toy.value")``."""
-    # resolved when a check runs (toy is still being imported here); tests resolve every declaration
-    EXERCISES[name].forbidden = Forbidden(asks, tuple(references))
-    return EXERCISES[name].forbidden
-
 
 @dataclass
 class CheckResult:
@@ -261,31 +215,3 @@ def check(name: str, fn: Callable, n_cases: int | None = None, time_limit: float
         if result:
             return result
     return CheckResult(name, "pass", f"all {len(cases)} hidden cases pass.", len(cases), len(cases))
-
-
-_PRESET_ROUNDS: dict[int, tuple[np.random.Generator, list[str]]] = {}
-
-
-def random_setting(rng: np.random.Generator, length: int | None = None) -> tuple[str, float, int]:
-    """A random (preset, temperature on 0.1..10, length 1..4) for drawing hidden cases.
-
-    The presets come from one generator in shuffled rounds of all of ``PRESETS``, so any five consecutive draws
-    from it cover every preset: an exercise's hidden cases meet every kind of prior."""
-    if not isinstance(rng, np.random.Generator):
-        raise checks.fail("rng", "a numpy Generator", rng)
-    if length is not None:
-        length = checks.positive_int("length", length, low=1, high=MAX_LENGTH)
-    if id(rng) not in _PRESET_ROUNDS or _PRESET_ROUNDS[id(rng)][0] is not rng:
-        if len(_PRESET_ROUNDS) > 64:
-            _PRESET_ROUNDS.clear()
-        _PRESET_ROUNDS[id(rng)] = (rng, [])  # the generator is kept, so its id is not reused meanwhile
-    queue = _PRESET_ROUNDS[id(rng)][1]
-    if not queue:
-        queue.extend(str(p) for p in rng.permutation(sorted(PRESETS)))
-    preset = queue.pop()
-    temperature = float(np.round(10 ** rng.uniform(-1, 1), 3))
-    length = int(rng.integers(1, 5)) if length is None else length
-    return preset, temperature, length
-
-
-from . import section41, section42, section43, section44, section45  # noqa: E402, F401  (each registers its exercises)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from .. import exact
-from ..policy import PROMPTS, VOCAB_SIZE, reference_policy
+from ..policy import reference_policy
 from ..rewards import REWARDS
-from . import Case, forbid, random_setting, register
+from ..vocab import PROMPTS, VOCAB_SIZE
+from .registry import Case, forbid, random_setting, register
 
 
 def _value_cases(rng, n=12):

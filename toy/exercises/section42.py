@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import exploration, kl, resets
-from ..policy import PROMPTS, VOCAB_SIZE, reference_policy
+from ..policy import reference_policy
 from ..rewards import REWARDS
-from . import Case, forbid, random_setting, register
+from ..vocab import PROMPTS, VOCAB_SIZE
+from .registry import Case, forbid, random_setting, register
 
 
 def _kl_optimum_cases(rng):

@@ -7,9 +7,10 @@ import numpy as np
 
 from .. import offpolicy
 from ..discount import DiscountedReward
-from ..policy import EOS, PROMPTS, VOCAB_SIZE, reference_policy, strip_eos
+from ..policy import reference_policy, strip_eos
 from ..rewards import REWARDS
-from . import Case, forbid, random_setting, register
+from ..vocab import EOS, PROMPTS, VOCAB_SIZE
+from .registry import Case, forbid, random_setting, register
 
 
 def _response(rng, length: int, digits: int, name: str, prompt: int, rewarded: bool) -> tuple[int, ...]:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import imitation, sft
-from ..policy import PROMPTS, VOCAB_SIZE, reference_policy
-from . import Case, forbid, random_setting, register
+from ..policy import reference_policy
+from ..vocab import PROMPTS, VOCAB_SIZE
+from .registry import Case, forbid, random_setting, register
 
 
 def _bc_cases(rng):

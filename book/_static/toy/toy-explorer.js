@@ -1,13 +1,13 @@
-// Static explorers: the page half of toy/explorer.py.
+// Static explorers: the page half of toy/page/explorer.py.
 // Each .toy-explorer element carries a JSON payload: controls, outputs precomputed by `toy` at build time
 // (float64, base64), and bindings from outputs to the figure's traces and title. This script only looks
 // values up and redraws; it computes nothing. Exposes window.toyExplorers (element id -> API) for tests.
-// It also draws the page's plain figures (toy.figures.book_figure_html: an empty box and the figure as JSON), and
+// It also draws the page's plain figures (toy.figures.book_figure_html: an empty box and the figure's data), and
 // resizes every plotly figure on the page when its column settles. Figures and explorers start when they come
 // near the screen, so nothing of theirs delays the text; window.toyDrawAll() starts them all (tests, printing).
 // plotly.js itself (1.2 MB) is loaded only then, once: a reader who never scrolls to a figure never pays for it.
 // window.toyLoadPlotly() loads it (Live code calls it before a cell can show a figure).
-// Colours follow the reader's theme by CSS (toy/figure_theme.css).
+// Colours follow the reader's theme by CSS (toy/page/figure_theme.css).
 (function () {
   "use strict";
 
@@ -180,7 +180,7 @@
       });
     }
 
-    // The value axes' ranges, as toy.explorer does it (axis_plan, value_ranges, held_ranges): the range the values
+    // The value axes' ranges, as toy.page.explorer does it (axis_plan, value_ranges, held_ranges): the range the values
     // need (values, ± the longest error bar, 0 for bars, 5% padding; log10 units on a log axis), held while the
     // needed range fits inside the shown one and fills at least half of it, else the needed range with 10% of its
     // span as room on each side.
@@ -234,7 +234,7 @@
     }
 
     // The numbers behind the figure, as tables in a <details> under it (built only while it is open); the same
-    // grouping as toy.explorer.figure_tables, which the live view uses.
+    // grouping as toy.page.explorer.figure_tables, which the live view uses.
     const numbers = document.createElement("details");
     numbers.className = "toy-explorer-table";
     numbers.innerHTML = "<summary>Numbers behind the figure</summary><div class=\"toy-explorer-tables\"></div>";

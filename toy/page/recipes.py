@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from . import checks, figures
+from .. import checks
+from . import figures
 
 
 @dataclass(frozen=True)

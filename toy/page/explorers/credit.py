@@ -6,10 +6,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import exact, figures
+from ... import exact
+from ...policy import HABIT_RANGE, PRESETS, check_prompt, reference_policy
+from ...rewards import REWARDS
+from ...vocab import VOCAB_SIZE
+from .. import figures
 from ..explorer import Action, Explorer, dropdown, live_slider, slider
-from ..policy import HABIT_RANGE, PRESETS, VOCAB_SIZE, check_prompt, reference_policy
-from ..rewards import REWARDS
 
 TEMPERATURES = tuple(float(t) for t in np.logspace(-1, 1, 9))
 """The temperature grid of the explorers' sliders: 0.1 to 10, evenly spaced in log τ (τ = 1 is on it)."""

@@ -13,13 +13,14 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .. import exploration, longrun, resets
-from ..exact import value
+from ... import exploration, longrun, resets
+from ...exact import value
+from ...policy import PRESETS, check_prompt, reference_policy
+from ...reward_models import PROXY_FEATURES, ProxyReward, optimisation_curve
+from ...rewards import REWARDS
+from ...vocab import PROMPTS, VOCAB_SIZE
 from ..explorer import Explorer, dropdown, slider
 from ..figures import EXACT, NOISE_LABEL, SEQUENCE, SIGNAL_LABEL, base_layout
-from ..policy import PRESETS, PROMPTS, VOCAB_SIZE, check_prompt, reference_policy
-from ..reward_models import PROXY_FEATURES, ProxyReward, optimisation_curve
-from ..rewards import REWARDS
 from .credit import TEMPERATURES
 
 EXACT_COLOUR, SEQUENCE_COLOUR, GREY = EXACT["color"], SEQUENCE["color"], "#555555"

@@ -12,12 +12,13 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .. import bootstrap, clipping, critic, discount, gae_discount, offpolicy
-from ..exact import value
+from ... import bootstrap, clipping, critic, discount, gae_discount, offpolicy
+from ...exact import value
+from ...policy import check_prompt, reference_policy
+from ...rewards import REWARDS, reward_table
+from ...vocab import PROMPTS, RESPONSE_LENGTH
 from ..explorer import Explorer, dropdown, slider
 from ..figures import EXACT, SEQUENCE, base_layout
-from ..policy import PROMPTS, RESPONSE_LENGTH, check_prompt, reference_policy
-from ..rewards import REWARDS, reward_table
 from .credit import TEMPERATURES
 
 EXACT_COLOUR, SEQUENCE_COLOUR, GREY = EXACT["color"], SEQUENCE["color"], "#555555"

@@ -21,7 +21,7 @@ import json
 import os
 import re
 
-from . import checks
+from .. import checks
 
 __all__ = ["EVAL_PATTERN", "QUOTES_ENV", "Quoted", "glue", "quote", "quoted_names"]
 

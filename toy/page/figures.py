@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
-from . import checks
+from .. import checks
 
 EXACT = dict(color="#1f77b4")
 SEQUENCE = dict(color="#d9620b", pattern=dict(shape="/", fgcolor="#7a3a00", solidity=0.3))

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .. import prefix_tree
+from ... import prefix_tree
+from ...policy import check_prompt, reference_policy
+from ...rewards import REWARDS
+from ...vocab import RESPONSE_LENGTH, VOCAB_SIZE
 from ..explorer import Explorer, dropdown
 from ..figures import base_layout
-from ..policy import RESPONSE_LENGTH, VOCAB_SIZE, check_prompt, reference_policy
-from ..rewards import REWARDS
 
 REWARD_LABELS = {name: name.replace("_", " ") for name in REWARDS}
 TOKENS = {a: str(a) for a in range(VOCAB_SIZE)}

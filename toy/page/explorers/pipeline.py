@@ -8,9 +8,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .. import distillation, figures, format_gate, imitation, sft, train
+from ... import distillation, format_gate, imitation, sft, train
+from ...policy import reference_policy
+from .. import figures
 from ..explorer import Explorer, dropdown, slider
-from ..policy import reference_policy
 
 EPSILONS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
 """Grid of per-step mistake probabilities ε."""
@@ -363,7 +364,7 @@ def distillation_explorer() -> Explorer:
     """Upper panel: for one response of π_ref, Figure 4.1's exact advantages and r − V(x) beside β times the
     teacher's per-token log-ratio (reward units). Lower panels: training a student from π_ref by on-policy
     distillation, SFT on the teacher's outputs, or RL on the sparse reward; exact task reward and KL to the teacher."""
-    from ..exact import sequence_advantage, token_advantages
+    from ...exact import sequence_advantage, token_advantages
     from ..figures import EXACT, SEQUENCE
 
     student = reference_policy()

@@ -1,4 +1,4 @@
-"""The book's explorers, one module per section. Each is a description for ``toy.explorer.Explorer``.
+"""The book's explorers, one module per section. Each is a description for ``toy.page.explorer.Explorer``.
 
 ``ALL`` maps a name to a factory that builds the explorer with its defaults; the tests drive every explorer in it
 (each control at every value it offers, extremes included) and the static view of each is what the book shows.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 from typing import NamedTuple
 
-from . import checks
+from .. import checks
 
 
 class Row(NamedTuple):

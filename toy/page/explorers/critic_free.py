@@ -8,11 +8,13 @@ from functools import cache
 import numpy as np
 from plotly.subplots import make_subplots
 
-from .. import estimators, exact, figures, gae, train
-from ..critic import FEATURES, Critic
+from ... import estimators, exact, gae, train
+from ...critic import FEATURES, Critic
+from ...policy import PRESETS, TabularPolicy, reference_policy
+from ...rewards import REWARDS, reward_table
+from ...vocab import PROMPTS
+from .. import figures
 from ..explorer import Action, Explorer, dropdown, slider
-from ..policy import PRESETS, PROMPTS, TabularPolicy, reference_policy
-from ..rewards import REWARDS, reward_table
 
 PROMPT = 2
 N_MAX = 16
