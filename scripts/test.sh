@@ -46,7 +46,7 @@ command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    echo "Installing Debian's ${missing[*]} for the tests (about 100 MB to download; a minute or so)..."
+    echo "Installing Debian's ${missing[*]} for the tests (a large download; apt lists each package it fetches)..."
     apt_patiently update -qq
     apt_patiently install -y "${missing[@]}"   # not -q: apt lists each package as it downloads it
   else
