@@ -13,7 +13,9 @@ A submission is ``CLASS/<student>/<notebook>.ipynb`` or ``CLASS/<student>.ipynb`
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -21,11 +23,33 @@ from . import sandbox
 from .marks import Settings
 
 ASSIGNMENT = "the-llm-as-a-policy"
+ROOT = Path(__file__).resolve().parents[1]
+NBGRADER_VENV = ROOT / ".venv-nbgrader"
+COMMANDS_HEADING = "Then run, exactly as written (any shell, any PATH):"
 
 
 def home() -> Path:
     """Where the course tools write by default: ``$TOYBOOK_COURSE_DIR``, else ``~/toybook-course``."""
     return Path(os.environ.get("TOYBOOK_COURSE_DIR") or Path.home() / "toybook-course").expanduser()
+
+
+def nbgrader_commands(out: Path, assignment: str) -> list[str]:
+    """What an instructor runs in the course folder, each command whole: nbgrader by its full path, so neither PATH
+    nor an activated environment matters (``nbgrader_config.py`` finds the kernel and ``alembic``)."""
+    nbgrader = shlex.quote(str(NBGRADER_VENV / "bin" / "nbgrader"))
+    lines = []
+    if not (NBGRADER_VENV / "bin" / "nbgrader").exists():
+        lines += [f"nbgrader is not installed in {NBGRADER_VENV} yet; install it first (once):",
+                  f"  python3 -m venv {shlex.quote(str(NBGRADER_VENV))} && {shlex.quote(str(NBGRADER_VENV))}"
+                  f"/bin/python -m pip install -r {shlex.quote(str(ROOT / 'requirements-nbgrader.txt'))}"]
+    cd = f"cd {shlex.quote(str(out))}"
+    return lines + [
+        COMMANDS_HEADING,
+        f"  {cd} && {nbgrader} generate_assignment {assignment} --create   # release/ for the students",
+        f"  # collect each student's notebooks into submitted/<student>/{assignment}/, then:",
+        f"  {cd} && {nbgrader} autograde {assignment} --create",
+        f"  {cd} && {nbgrader} export   # grades.csv",
+    ]
 
 
 def grade(folder: Path, out: Path, jobs: int = 1, timeout: float = 600, cell_timeout: float = 120,
@@ -116,8 +140,16 @@ def main(argv=None) -> int:
         from .editions import book_notebooks
         from .nbgrader_release import write_course
 
-        out = args.out or home() / "nbgrader-course"
-        source = write_course(out, book_notebooks(), args.assignment)
-        print(f"then, in {out}: nbgrader generate_assignment {args.assignment} --create")
-        print(f"nbgrader course folder: {out} (source notebooks in {source})")
+        out = (args.out or home() / "nbgrader-course").resolve()
+        missing = [m for m in ("ipykernel", "numpy", "toy") if importlib.util.find_spec(m) is None]
+        if missing:
+            print(f"course.py nbgrader: {sys.executable} lacks {', '.join(missing)}, and the notebooks are graded in "
+                  "this Python: run it as .venv/bin/python scripts/course.py (after bash scripts/setup.sh)",
+                  file=sys.stderr)
+            return 2
+        source = write_course(out, book_notebooks(), args.assignment, python=sys.executable)
+        print(f"nbgrader course folder: {out} (source notebooks in {source}; the notebooks are graded in this "
+              f"Python, {sys.executable}, registered in the folder as the kernel python3)")
+        for line in nbgrader_commands(out, args.assignment):
+            print(line)
     return 0

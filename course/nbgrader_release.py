@@ -12,7 +12,8 @@ For each notebook of the book, the *source* version nbgrader starts from (``sour
 - the book's other solution cells (worked answers of derivations and predictions) are left out, as in the
   student edition; everything else is kept as it is.
 
-nbgrader runs the notebooks in the kernel they name (``python3``), which must have ``toy`` installed. Its test
+nbgrader runs the notebooks in the kernel they name (``python3``): the course folder has its own (``jupyter/kernels``,
+the book's environment, which has ``toy``), which its ``nbgrader_config.py`` puts first. Its test
 cells run in the student's own kernel, so they share its limits: a notebook that patches ``toy.exercises.check``
 can pass them. ``scripts/course.py grade`` does not have that weakness (the instructors' page compares the two).
 """
@@ -105,15 +106,48 @@ def source_notebook(nb, hidden_seed: int):
     return out
 
 
-def write_course(out: Path, notebooks: list[Path], assignment: str, hidden_seed: int | None = None) -> Path:
-    """Write an nbgrader course folder: ``nbgrader_config.py`` and ``source/<assignment>/<notebook>.ipynb``."""
+KERNEL_DIR = Path("jupyter") / "kernels" / "python3"  # in the course folder, found through nbgrader_config.py
+CONFIG = """\
+c = get_config()  # noqa: F821 - nbgrader's config loader provides it
+c.CourseDirectory.course_id = "{assignment}"
+c.Execute.timeout = 300  # seconds per cell
+
+# Written by `scripts/course.py nbgrader`, so that nbgrader's commands work however they are started:
+import os, sys  # noqa: E401,E402
+from pathlib import Path  # noqa: E402
+
+_here = Path(__file__).resolve().parent
+# the notebooks run in the kernel `python3` of this folder (jupyter/kernels/python3: the book's environment, with
+# numpy and toy), not in nbgrader's own Python, which has neither
+os.environ["JUPYTER_PATH"] = os.pathsep.join(
+    [str(_here / "jupyter"), *filter(None, os.environ.get("JUPYTER_PATH", "").split(os.pathsep))])
+# nbgrader starts `alembic` (its database migrations) by name: the one beside nbgrader's Python
+os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+"""
+
+
+def write_kernel(out: Path, python: str) -> Path:
+    """The kernel spec ``python3`` in the course folder, running ``python`` (which must have ipykernel, numpy and
+    toy: the book's ``.venv``)."""
+    folder = out / KERNEL_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "kernel.json").write_text(json.dumps({
+        "argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (the book's toy)", "language": "python"}, indent=1) + "\n")
+    return folder
+
+
+def write_course(out: Path, notebooks: list[Path], assignment: str, hidden_seed: int | None = None,
+                 python: str | None = None) -> Path:
+    """Write an nbgrader course folder: ``nbgrader_config.py``, ``source/<assignment>/<notebook>.ipynb`` and the
+    kernel the notebooks are graded in (``python``, default this Python)."""
+    import sys
+
     hidden_seed = secrets.randbelow(2**31) if hidden_seed is None else hidden_seed
     source = out / "source" / assignment
     source.mkdir(parents=True, exist_ok=True)
     for path in notebooks:
         nbformat.write(source_notebook(nbformat.read(path, as_version=4), hidden_seed), source / path.name)
-    (out / "nbgrader_config.py").write_text(
-        "c = get_config()  # noqa: F821 - nbgrader's config loader provides it\n"
-        f'c.CourseDirectory.course_id = "{assignment}"\n'
-        "c.Execute.timeout = 300  # seconds per cell\n")
+    (out / "nbgrader_config.py").write_text(CONFIG.format(assignment=assignment))
+    write_kernel(out, python or sys.executable)
     return source

@@ -3,41 +3,85 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import http.server
 import os
+import re
 import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+import toysite  # noqa: E402
+
+SITE = ROOT / "_build" / "html"  # where scripts/book.sh builds: the tests and the reader share one build
+
+
+def _say(request, text: str) -> None:
+    """A line on the terminal while pytest captures output (also from an xdist worker, through its stderr)."""
+    capman = request.config.pluginmanager.getplugin("capturemanager")
+    with capman.global_and_fixture_disabled() if capman else contextlib.nullcontext():
+        sys.stderr.write(f"\n[book] {text}\n")
+        sys.stderr.flush()
+
+
+def build_book(root: Path, out: Path | None, log: Path, say=lambda text: None, timeout: float = 1800) -> Path:
+    """``jupyter-book build ROOT -W -n --keep-going`` (into ``out``, else ``ROOT/_build``), its log in ``log`` and
+    each notebook's progress through ``say``; returns the html folder, or fails with the log's end."""
+    jb = Path(sys.executable).with_name("jupyter-book")
+    cmd = [str(jb), "build", str(root), "-W", "-n", "--keep-going", *(["--path-output", str(out)] if out else [])]
+    start, lines = time.monotonic(), []
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as f, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+        for line in proc.stdout:
+            f.write(line)
+            lines.append(line)
+            done = re.search(r"([\w.-]+\.ipynb): Executed notebook in ([\d.]+) seconds", line)
+            if done:
+                say(f"  executed {done.group(1)} in {float(done.group(2)):.0f} s "
+                    f"({time.monotonic() - start:.0f} s so far)")
+            if time.monotonic() - start > timeout:
+                proc.kill()
+        code = proc.wait()
+    text = "".join(lines)
+    assert code == 0, f"the book build failed (log in {log}):\n{text[-4000:]}"
+    return (out or root) / "_build" / "html"
 
 
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory) -> Path:
+def built_site(request) -> Path:
     """The HTML folder of the book, built with warnings as errors (every notebook executed).
 
-    Set TOY_BUILT_SITE to an existing ``_build/html`` folder to reuse a build while iterating locally.
+    The build ``scripts/book.sh`` made (``_build/html``) is reused while it is current: its stamp
+    (``_build/.toybook-inputs``, written by a warning-free ``-W -n`` build) holds the hash of everything the build
+    reads (``toysite.inputs_hash``: chapters, toy, book, _config.yml, _toc.yml, the installed packages), so any
+    change to those, a notebook included, means a new build. Otherwise the book is built there once, by whichever
+    test process gets there first (the others wait for it), with its progress on the terminal.
+    Set TOY_BUILT_SITE to a ``_build/html`` folder to use that one, current or not.
     """
     reuse = os.environ.get("TOY_BUILT_SITE")
     if reuse:
         return Path(reuse)
-    out = tmp_path_factory.mktemp("book")
-    jb = Path(sys.executable).with_name("jupyter-book")
-    proc = subprocess.run(
-        [str(jb), "build", str(ROOT), "--path-output", str(out), "-W", "-n", "--keep-going"],
-        capture_output=True, text=True, timeout=1800,
-    )
-    log = proc.stdout + proc.stderr
-    ARTIFACTS.mkdir(exist_ok=True)
-    (ARTIFACTS / "book-build.log").write_text(log)
-    assert proc.returncode == 0, f"the book build failed (log in {ARTIFACTS / 'book-build.log'}):\n{log[-4000:]}"
-    return out / "_build" / "html"
+    SITE.parent.mkdir(exist_ok=True)
+    with open(SITE.parent / ".toybook-build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one build for all the xdist workers
+        if toysite.is_current(SITE):
+            return SITE
+        _say(request, f"building the book into {SITE} for the tests (about 1.5 min on 2 idle cores; log in "
+                      f"{ARTIFACTS / 'book-build.log'}; scripts/book.sh's build is reused when current)...")
+        start = time.monotonic()
+        build_book(ROOT, None, ARTIFACTS / "book-build.log", say=lambda text: _say(request, text))
+        assert toysite.stamp_path(SITE).is_file(), "the build left no stamp of its inputs (book/_ext/toybook.py)"
+        _say(request, f"book built in {time.monotonic() - start:.0f} s")
+    return SITE
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

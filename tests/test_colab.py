@@ -24,8 +24,11 @@ sys.path.insert(0, str(ROOT / "book" / "_ext"))
 import toybook  # noqa: E402
 
 REPO, BRANCH = "https://github.com/example/book", "main"
-BOOK_REPO = (lambda r: (r["url"], r.get("branch", "main")))(
-    yaml.safe_load((ROOT / "_config.yml").read_text())["repository"])
+import toysite  # noqa: E402
+
+# the repository the book's build points at (toysite.repository: _config.yml, else git's origin), or none
+BOOK_REPO = (toysite.repository(ROOT)[0] or "",
+             yaml.safe_load((ROOT / "_config.yml").read_text())["repository"].get("branch", "main"))
 NOTEBOOKS = sorted(p for p in (ROOT / "chapters").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
 MYST_LEFT = re.compile(r"\{(eval|ref|doc|numref|cite(:\w+)?|glue(:\w+)?)\}`|^(```|:::)\{", re.M)
 
@@ -52,6 +55,17 @@ def test_exercises_solutions_references_and_citations_become_plain_markdown():
     assert "**Exercise.** **Value.** Write it." in out
     assert "<details><summary><b>Solution</b></summary>\n\nThe code below.\n\n</details>" in out
     assert not MYST_LEFT.search(out) and ":label:" not in out and ":class:" not in out
+
+
+def test_without_a_repository_citations_are_their_text_and_colab_installs_from_the_repository():
+    text = "As ([Sutton and Barto, 2018](../../book/references.bib#sutton2018rl)) say."
+    assert toybook.colab_markdown(text, [], "", BRANCH) == "As (Sutton and Barto, 2018) say."
+    setup = 'if "google.colab" in sys.modules:\n    %pip install --quiet "toy @ git+https://github.com/any/where"\n'
+    assert 'git+https://github.com/example/book"' in toybook.colab_install(setup, REPO)
+    assert toybook.colab_install(setup, "") == setup
+    nb = {"cells": [{"cell_type": "code", "metadata": {"tags": ["colab-setup", "remove-cell"]}, "source": [setup]}]}
+    edition = toybook.colab_notebook(nb, [], REPO, BRANCH)
+    assert edition["cells"][0]["source"] == "#@title Install toy on Colab\n" + toybook.colab_install(setup, REPO)
 
 
 def test_every_quote_is_shown_exactly_once():
@@ -92,6 +106,7 @@ def test_the_built_books_colab_editions_read_like_its_pages(built_site, notebook
         body = "".join(theirs["source"])
         if mine["cell_type"] == "code":  # the same code, some folded behind a Colab form title
             folded = ("#@title Solution\n", "#@title Install toy on Colab\n")
+            body = toybook.colab_install(body, BOOK_REPO[0])  # toy from the book's repository
             assert "".join(mine["source"]) in (body, *(title + body for title in folded))
             continue
         assert not MYST_LEFT.search(mine["source"]), mine["source"][:300]
@@ -107,6 +122,7 @@ def test_the_built_books_colab_editions_read_like_its_pages(built_site, notebook
             assert value in text, f"{notebook.name}: the edition quotes {value!r}, which its page does not show"
         quoted += len(names)
     assert quoted > 10, f"{notebook.name}: only {quoted} quoted numbers"
-    # the page's Colab button opens this edition from the branch the site is published to
-    assert re.search(r'https://colab\.research\.google\.com/github/[^"]+/blob/gh-pages/_colab/'
-                     + re.escape(page) + r'\.ipynb', html)
+    # the page's Colab button opens this edition from the branch the site is published to; no repository, no button
+    button = re.search(r'https://colab\.research\.google\.com/github/[^"]+/blob/gh-pages/_colab/'
+                       + re.escape(page) + r'\.ipynb', html)
+    assert bool(button) == bool(BOOK_REPO[0]), "a Colab button needs a repository, and a repository a Colab button"

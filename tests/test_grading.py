@@ -470,64 +470,76 @@ def solutions() -> dict[str, str]:
             if "solution" in c.metadata.get("tags", []) and c.source.startswith("def ")}
 
 
+def printed_commands(stdout: str) -> list[str]:
+    """The commands ``course.py nbgrader`` tells the instructor to run, as printed."""
+    lines = stdout.split(cli.COMMANDS_HEADING, 1)[1].splitlines()
+    return [line.strip() for line in lines if line.startswith("  ") and not line.strip().startswith("#")]
+
+
 @pytest.mark.slow
-def test_nbgrader_release_generates_and_autogrades(tmp_path):
-    """nbgrader's own commands on the release: generate_assignment, then autograde a made-up submission with two
-    exercises solved and one answered by a forbidden reference (one notebook run keeps the test short)."""
+def test_nbgrader_route_as_printed_gives_the_solutions_full_marks(tmp_path):
+    """``course.py nbgrader --out DIR``, then exactly the commands it prints, in a shell with nothing set up (no
+    venv on PATH, no kernel registered, a fresh HOME): generate_assignment; autograde a class of two, the
+    instructor's own solutions to every exercise of every notebook (full marks) and one notebook with two
+    exercises solved and one answered by a forbidden reference; export."""
     assert (NBGRADER / "nbgrader").exists(), (
         f"nbgrader is not installed in {NBGRADER}: bash scripts/test.sh installs requirements-nbgrader.txt there")
     assignment = "the-llm-as-a-policy"
     course_dir = tmp_path / "course"
-    subprocess.run(course_cmd("nbgrader", "--out", str(course_dir)), check=True, capture_output=True, timeout=120)
-    kernels = tmp_path / "share" / "jupyter" / "kernels" / "python3"  # nbgrader runs notebooks in toy's kernel
-    kernels.mkdir(parents=True)
-    (kernels / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (toy)", "language": "python"}))
-    env = {**os.environ, "PATH": f"{NBGRADER}:{os.environ['PATH']}",
-           "JUPYTER_PATH": str(tmp_path / "share" / "jupyter")}
-    env.pop("TOY_EXPLORER_VIEW", None)
+    made = subprocess.run(course_cmd("nbgrader", "--out", str(course_dir)), check=True, capture_output=True,
+                          text=True, timeout=120)
+    generate, autograde, export = printed_commands(made.stdout)
+    (tmp_path / "home").mkdir()
+    clean = {"HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 
-    def nbgrader(*args):
-        proc = subprocess.run([str(NBGRADER / "nbgrader"), *args], cwd=course_dir, env=env, capture_output=True,
-                              text=True, timeout=600)
-        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    def run(command: str):
+        proc = subprocess.run(["bash", "-c", command], env=clean, capture_output=True, text=True, timeout=900)
+        assert proc.returncode == 0, command + "\n" + proc.stdout[-2000:] + proc.stderr[-3000:]
         return proc
 
-    nbgrader("generate_assignment", assignment, "--create")
+    run(generate)
     release = nbformat.read(course_dir / "release" / assignment / NAME, as_version=4)
-    source = nbformat.read(course_dir / "source" / assignment / NAME, as_version=4)
     meta = [c.metadata.get("nbgrader", {}) for c in release.cells]
     assert sum(m.get("solution", False) for m in meta) == 3 and sum(m.get("grade", False) for m in meta) == 3
     text = "\n".join(c.source for c in release.cells)
     assert "### BEGIN SOLUTION" not in text and "HIDDEN TESTS" not in text and "raise NotImplementedError()" in text
     assert all(line not in text for line in solutions()["value_of_prefix"].splitlines()[2:])
 
-    answers = {m["grade_id"]: "\n".join(line for line in c.source.splitlines() if "### " not in line)
-               for c, m in zip(source.cells, (c.metadata.get("nbgrader", {}) for c in source.cells), strict=True)
-               if m.get("solution")}
-
-    def submit(student: str, replace: dict[str, str]):
-        nb = nbformat.from_dict(json.loads(json.dumps(release)))
-        for cell in nb.cells:
-            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-            if grade_id in replace:
-                cell.source = replace[grade_id]
-        folder = course_dir / "submitted" / student / assignment
-        folder.mkdir(parents=True)
-        nbformat.write(nb, folder / NAME)
-
-    submit("shortcut", {**answers, "solution-value_of_prefix": "def value_of_prefix(policy, reward, prompt, prefix):\n"
-                                                                "    return toy.value(policy, reward, prompt, prefix)"})
-    nbgrader("autograde", assignment, "--create")
-    nbgrader("export", "--to", str(tmp_path / "grades.csv"))
-    with (tmp_path / "grades.csv").open() as f:
-        scores = {r["student_id"]: float(r["raw_score"]) for r in csv.DictReader(f)}
-    assert scores == {"shortcut": 2.0}
+    full = 0
+    for path in sorted((course_dir / "source" / assignment).glob("*.ipynb")):
+        source = nbformat.read(path, as_version=4)
+        answers = {c.metadata["nbgrader"]["grade_id"]: "\n".join(line for line in c.source.splitlines()
+                                                                 if "### " not in line)
+                   for c in source.cells if c.metadata.get("nbgrader", {}).get("solution")}
+        full += sum(c.metadata.get("nbgrader", {}).get("points", 0) for c in source.cells
+                    if c.metadata.get("nbgrader", {}).get("grade"))
+        submit(course_dir, assignment, path.name, "instructor", answers)
+        if path.name == NAME:
+            submit(course_dir, assignment, NAME, "shortcut", {
+                **answers, "solution-value_of_prefix": "def value_of_prefix(policy, reward, prompt, prefix):\n"
+                                                       "    return toy.value(policy, reward, prompt, prefix)"})
+    assert full == 12
+    run(autograde)
+    run(export)
+    with (course_dir / "grades.csv").open() as f:
+        scores = {r["student_id"]: (float(r["raw_score"]), float(r["max_score"])) for r in csv.DictReader(f)}
+    assert scores == {"instructor": (full, full), "shortcut": (2.0, full)}
     graded = nbformat.read(course_dir / "autograded" / "shortcut" / assignment / NAME, as_version=4)
     errors = [o.get("evalue", "") for c in graded.cells for o in c.get("outputs", [])
               if o.get("output_type") == "error"]
     assert len(errors) == 1 and "this exercise asks for V(s) by backward induction, without toy.value" in errors[0]
+
+
+def submit(course_dir: Path, assignment: str, name: str, student: str, replace: dict[str, str]) -> None:
+    """A student's copy of the released notebook ``name``, its solution cells replaced by ``replace[grade_id]``."""
+    nb = nbformat.read(course_dir / "release" / assignment / name, as_version=4)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in replace:
+            cell.source = replace[grade_id]
+    folder = course_dir / "submitted" / student / assignment
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, folder / name)
 
 
 def test_nbgrader_source_has_a_solution_region_and_a_test_cell_per_exercise():

@@ -43,17 +43,21 @@ def test_a_missing_or_other_thebe_leaves_the_build_alone_and_says_why(tmp_path, 
 
 def test_live_config_names_the_server_and_binder_of_the_book():
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    theme = {"launch_buttons": config["launch_buttons"], "repository_url": config["repository"]["url"],
-             "repository_branch": config["repository"]["branch"]}
-    app = SimpleNamespace(config=SimpleNamespace(html_theme_options=theme,
-                                                 toy_live_server=config["sphinx"]["config"]["toy_live_server"]),
-                          _toybook_thebe=None)
-    live = toybook._live_config(app)
-    assert live["thebe"] == "_static/thebe/index.js" and live["off"] is None
-    assert live["server"] == "http://127.0.0.1:8888"
-    assert live["binder"] == {"url": "https://mybinder.org", "repo": "llm-as-a-policy/book", "ref": "main"}
-    app._toybook_thebe = "Thebe was not installed"
-    assert toybook._live_config(app)["thebe"] is None
+
+    def live(repository: str, thebe=None) -> dict:
+        theme = {"launch_buttons": config["launch_buttons"], "repository_url": repository,
+                 "repository_branch": config["repository"]["branch"]}
+        app = SimpleNamespace(config=SimpleNamespace(html_theme_options=theme,
+                                                     toy_live_server=config["sphinx"]["config"]["toy_live_server"]),
+                              _toybook_thebe=thebe)
+        return toybook._live_config(app)
+
+    got = live("https://github.com/example/book")
+    assert got["thebe"] == "_static/thebe/index.js" and got["off"] is None
+    assert got["server"] == "http://127.0.0.1:8888"
+    assert got["binder"] == {"url": "https://mybinder.org", "repo": "example/book", "ref": "main"}
+    assert live("")["binder"] is None  # no repository set (toybook._repository): no Binder route
+    assert live("https://github.com/example/book", thebe="Thebe was not installed")["thebe"] is None
 
 
 def test_live_sh_is_valid_bash_and_serves_on_the_configured_port():

@@ -29,6 +29,16 @@
 * Citations are Markdown links that read the same in JupyterLab and in the book: ``[Sutton and Barto,
   2018](../../book/references.bib#sutton2018rl)`` opens the bibliography file in JupyterLab, and becomes a link to
   the entry on the book's bibliography page here. ``author_year`` is the one place where a link's text comes from.
+* The repository (``toysite.repository``: ``repository.url``, else git's ``origin`` on GitHub) is the one place the
+  Binder and Colab buttons, Live code's Binder route and the Colab editions take it from; without one there are no
+  launch buttons, and a build for publishing (``TOYBOOK_PUBLISH=1``) refuses to start.
+* Two builds of one commit are the same byte for byte: each starts from an empty output folder (``_fresh_output``),
+  nothing random enters the configuration (the temporary folder of vendored files is added once the builder
+  exists), figures' ids come from their content.
+* A quiet log: the notebooks' kernels talk over Unix sockets (no "TCP without encryption" warnings), and
+  myst-parser's and myst-nb's one-line dumps of their whole configuration are dropped.
+* A warning-free ``-W -n`` build records the hash of its inputs beside its html folder (``toysite.STAMP``), so the
+  tests reuse it while it is current.
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ from __future__ import annotations
 import atexit
 import importlib.metadata
 import json
+import logging as stdlib_logging
 import os
 import re
 import shutil
@@ -54,6 +65,7 @@ from toy.page.prose import QUOTES_ENV
 
 sys.path.insert(0, str(Path(__file__).parent))  # its sibling module, as Sphinx loads this one (local_extensions)
 import toyhtml  # noqa: E402
+import toysite  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -106,21 +118,38 @@ def katex_missing() -> str | None:
     return None
 
 
-def _vendor_static(app, config):
+def _math_config(app, config):
+    """KaTeX at build time (``_vendor_static`` puts its stylesheet and fonts in the site), else MathJax 3 from the
+    book's own files, as individual components. Set with the configuration: sphinxcontrib-katex reads its paths
+    when the builder starts."""
+    if app._toybook_katex:
+        import sphinxcontrib.katex
+
+        config.katex_css_path = "katex/katex.min.css"
+        config.katex_prerender = True
+        sphinxcontrib.katex.KATEX_DEFAULT_OPTIONS["throwOnError"] = True  # a TeX error fails the build
+    else:
+        config.mathjax_path = f"mathjax/{MATHJAX_ENTRY}"
+        config.mathjax3_config = {**(config.mathjax3_config or {}), "loader": {"load": MATHJAX_LOAD}}
+
+
+def _vendor_static(app):
     """Copy plotly.js, KaTeX's stylesheet and fonts (or MathJax) and toy's figure theme into a temporary static folder
-    for this build (removed when it ends)."""
+    for this build (removed when it ends), and put the theme's templates without the lines we drop
+    (``_theme_overrides``) in front of the theme's.
+
+    Done once the builder exists, not in the configuration: the folder's random name would otherwise enter the
+    configuration's hash in ``.buildinfo``, and two builds of one commit would differ."""
+    if app.builder.format != "html":
+        return
+    config = app.config
     folder = Path(tempfile.mkdtemp(prefix="toybook-static-"))
     app._toybook_static = folder
     atexit.register(shutil.rmtree, folder, ignore_errors=True)  # also when a failed build skips build-finished
     shutil.copy(_plotly_source(), folder / PLOTLY_JS)
     shutil.copy(FIGURE_THEME_CSS, folder / "toy-figure-theme.css")  # one stylesheet with the live view's
     if app._toybook_katex:
-        import sphinxcontrib.katex
-
         shutil.copytree(KATEX_DIR / "dist", folder / "katex")
-        config.katex_css_path = "katex/katex.min.css"
-        config.katex_prerender = True
-        sphinxcontrib.katex.KATEX_DEFAULT_OPTIONS["throwOnError"] = True  # a TeX error fails the build
     else:
         source, target = _mathjax_source(), folder / "mathjax"
         for part in MATHJAX_FILES:
@@ -129,12 +158,16 @@ def _vendor_static(app, config):
                 shutil.copytree(source / part, target / part)
             else:
                 shutil.copy(source / part, target / part)
-        config.mathjax_path = f"mathjax/{MATHJAX_ENTRY}"
-        config.mathjax3_config = {**(config.mathjax3_config or {}), "loader": {"load": MATHJAX_LOAD}}
     app._toybook_thebe = _vendor_thebe(folder / "thebe")
     config.html_static_path = list(config.html_static_path) + [str(folder)]
     search_as_you_type = bool(config.html_theme_options.get("search_as_you_type", False))
-    config.templates_path = [str(_theme_overrides(folder, search_as_you_type))] + list(config.templates_path)
+    overrides = str(_theme_overrides(folder, search_as_you_type))
+    from sphinx.jinja2glue import SphinxFileSystemLoader
+
+    templates = app.builder.templates  # as if the folder came first in templates_path ("!name" skips it)
+    templates.loaders.insert(0, SphinxFileSystemLoader(overrides))
+    templates.pathchain.insert(0, overrides)
+    templates.templatepathlen += 1
 
 
 def _plotly_source() -> Path:
@@ -171,7 +204,7 @@ def _live_config(app) -> dict:
     """What the Live code button needs to know: where Thebe is, which servers to try, Binder's repository."""
     theme = app.config.html_theme_options
     launch = theme.get("launch_buttons", {}) or {}
-    repo = (theme.get("repository_url") or "").rstrip("/")
+    repo = (theme.get("repository_url") or "").rstrip("/")  # set by _repository, or empty
     binder = None
     if launch.get("binderhub_url") and repo.startswith("https://github.com/"):
         binder = {"url": launch["binderhub_url"].rstrip("/"), "repo": repo.removeprefix("https://github.com/"),
@@ -402,6 +435,87 @@ def _add_live_script(app):
     app.add_js_file(LIVE_JS, priority=950, loading_method="defer", **{"data-toy-live": json.dumps(_live_config(app))})
 
 
+def _repository(app, config):
+    """The repository the launch buttons, Live code's Binder route and the Colab editions point at: one setting,
+    ``repository.url`` in ``_config.yml``, else git's ``origin`` on GitHub (``toysite.repository``). Without one, no
+    launch buttons; a build for publishing (``TOYBOOK_PUBLISH=1``) stops here and says what to set."""
+    from sphinx.errors import ConfigError
+
+    options = config.html_theme_options
+    try:
+        url = toysite.require_repository(Path(app.srcdir), options.get("repository_url", ""))
+    except toysite.NoRepository as err:
+        raise ConfigError(str(err)) from None
+    options["repository_url"] = url or ""
+    if url is None:
+        launch = dict(options.get("launch_buttons") or {})
+        for key in ("binderhub_url", "jupyterhub_url", "colab_url", "deepnote_url", "jupyterlite_url"):
+            launch.pop(key, None)
+        options["launch_buttons"] = launch
+        logger.info("toybook: no launch buttons (Binder, Colab): no repository is set (README: Publish your own "
+                    "copy)")
+
+
+def _fresh_output(app, config):
+    """Every build starts from nothing: no pages, static files or environment of an earlier build. Its notebooks
+    are executed afresh anyway, and leftovers make builds of one commit differ (Sphinx adds ``?v=<checksum>`` to
+    a stylesheet only when an earlier build left it there: myst-nb and sphinx-exercise copy theirs after the
+    pages are written) or publish pages no longer in the book. Runs before Sphinx loads its environment."""
+    outdir = Path(app.outdir)
+    if (outdir / ".buildinfo").is_file():  # a Sphinx html folder: empty it
+        for entry in outdir.iterdir():
+            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+    (Path(app.doctreedir) / "environment.pickle").unlink(missing_ok=True)
+
+
+def _stamp_inputs(app, config):
+    """Before the build: a hash of its inputs (``toysite.inputs_hash``), and no stamp of an earlier build left."""
+    app._toybook_inputs = toysite.inputs_hash(Path(app.srcdir))
+    toysite.stamp_path(Path(app.outdir)).unlink(missing_ok=True)
+
+
+def _record_inputs(app, exception):
+    """After a warning-free build with -W -n: the inputs it was built from, so the tests may reuse it."""
+    strict = app.keep_going or app.warningiserror
+    if exception is None and app.builder.format == "html" and strict and app.config.nitpicky \
+            and app._warncount == 0 and getattr(app, "_toybook_inputs", None):
+        toysite.stamp_path(Path(app.outdir)).write_text(app._toybook_inputs + "\n")
+
+
+class _DropConfigDumps(stdlib_logging.Filter):
+    """myst-parser and myst-nb each log their whole configuration as one line of about 1,500 characters."""
+
+    def filter(self, record):
+        return not (isinstance(record.msg, str) and re.search(r"myst(-nb)? v%s:", record.msg))
+
+
+def _quiet_logs():
+    for name in ("sphinx.myst_parser.sphinx_ext.main", "sphinx.myst_nb.sphinx_ext"):
+        log = stdlib_logging.getLogger(name)
+        if not any(isinstance(f, _DropConfigDumps) for f in log.filters):
+            log.addFilter(_DropConfigDumps())
+
+
+def _kernels_over_ipc():
+    """The notebooks' kernels talk to the build over Unix sockets in a private folder, not TCP: nothing else on
+    the machine can reach them, and ipykernel has no "running over TCP without encryption" warning to print."""
+    from nbclient import NotebookClient
+
+    create = NotebookClient.create_kernel_manager
+    if getattr(create, "_toybook", False):
+        return
+
+    def create_kernel_manager(self):
+        km = create(self)
+        folder = tempfile.mkdtemp(prefix="toybook-kernel-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        km.transport, km.ip = "ipc", os.path.join(folder, "kernel")
+        return km
+
+    create_kernel_manager._toybook = True
+    NotebookClient.create_kernel_manager = create_kernel_manager
+
+
 def setup(app):
     os.environ["TOY_EXPLORER_VIEW"] = "static"
     missing = katex_missing()
@@ -411,7 +525,13 @@ def setup(app):
     else:
         app.setup_extension("sphinxcontrib.katex")  # the only math renderer besides MathJax: Sphinx picks it
     _run_code_before_each_markdown_cell()
-    app.connect("config-inited", _vendor_static)
+    _quiet_logs()
+    _kernels_over_ipc()
+    app.connect("config-inited", _fresh_output, priority=100)
+    app.connect("config-inited", _repository)
+    app.connect("config-inited", _math_config)
+    app.connect("config-inited", _stamp_inputs, priority=900)
+    app.connect("builder-inited", _vendor_static, priority=400)
     app.connect("env-get-outdated", _notebooks_always_outdated)
     app.connect("build-finished", _remove_vendored)
     app.connect("html-page-context", _page_assets, priority=990)
@@ -425,8 +545,9 @@ def setup(app):
     app.connect("source-read", _colab_quotes)
     app.connect("build-finished", _write_colab_editions)
     app.connect("build-finished", _tidy_pages)
-    app.connect("builder-inited", _add_live_script)
-    app.connect("builder-inited", _add_explorer_script)
+    app.connect("build-finished", _record_inputs, priority=900)
+    app.connect("builder-inited", _add_live_script, priority=600)
+    app.connect("builder-inited", _add_explorer_script, priority=600)  # after _vendor_static
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 
@@ -467,8 +588,18 @@ def colab_markdown(text: str, quotes: list, repository: str, branch: str) -> str
     text = _ROLE.sub(quote, text)
     text = _FENCE.sub(block, text)
     text = _XREF.sub(lambda m: m.group(1).strip(), text)
+    if not repository:  # no repository to link to: the citation's text
+        return re.sub(r"\[([^\]]*)\]\((?:\.\./)+book/references\.bib(#[\w:-]+)?\)", r"\1", text)
     return re.sub(r"\]\((?:\.\./)+book/references\.bib(#[\w:-]+)?\)",
                   lambda m: f"]({repository}/blob/{branch}/book/references.bib)", text)
+
+
+_INSTALL_FROM = re.compile(r"git\+https://github\.com/[\w.-]+/[\w.-]+")
+
+
+def colab_install(source: str, repository: str) -> str:
+    """The Colab set-up cell installs ``toy`` from the repository the book is published from."""
+    return _INSTALL_FROM.sub(f"git+{repository}", source) if repository else source
 
 
 def colab_notebook(nb: dict, quotes: list, repository: str, branch: str) -> dict:
@@ -480,6 +611,8 @@ def colab_notebook(nb: dict, quotes: list, repository: str, branch: str) -> dict
             cell["source"] = colab_markdown("".join(cell["source"]), quotes, repository, branch)
         tags = cell.get("metadata", {}).get("tags", [])
         folded = "Solution" if "solution" in tags else "Install toy on Colab" if "colab-setup" in tags else None
+        if "colab-setup" in tags:
+            cell["source"] = colab_install("".join(cell["source"]), repository)
         if cell["cell_type"] == "code" and folded:  # Colab shows a form: the title, the code folded
             cell["source"] = f"#@title {folded}\n" + "".join(cell["source"])
             cell["metadata"]["cellView"] = "form"
@@ -495,7 +628,7 @@ def _colab_quotes(app, docname, source):
     folder = Path(getattr(app, "_toybook_quotes", None) or tempfile.mkdtemp(prefix="toybook-quotes-"))
     app._toybook_quotes = folder
     path = folder / (docname.replace("/", "__") + ".jsonl")
-    path.unlink(missing_ok=True)
+    path.write_text("")  # every notebook gets an edition, one that quotes nothing too
     os.environ[QUOTES_ENV] = str(path)
 
 
