@@ -26,6 +26,8 @@ import toy
 from toy.exercises import EXERCISES
 from toy.exercises.forbidden import code_keys
 
+from .slicing import AST_LOCK
+
 TOY = Path(toy.__file__).parent
 ARCHIVE = "/opt/grader/sandbox.zip"  # where the sandbox mounts it
 RAISE = "raise __import__('toybook_forbidden').ForbiddenReference({reference!r})"
@@ -57,18 +59,20 @@ class _Strip(ast.NodeTransformer):
 
 def strip_source(source: str, targets: dict[str, str], where: str = "<toy>") -> str:
     """``source`` with each target function's body replaced by a raise; ValueError if a target is not there."""
-    tree = ast.parse(source)
-    stripper = _Strip(targets)
-    tree = stripper.visit(tree)
-    missing = set(targets) - stripper.found
-    if missing:
-        raise ValueError(f"{where}: no function {', '.join(sorted(missing))} to take out")
-    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+    with AST_LOCK:  # see course.slicing.AST_LOCK
+        tree = ast.parse(source)
+        stripper = _Strip(targets)
+        tree = stripper.visit(tree)
+        missing = set(targets) - stripper.found
+        if missing:
+            raise ValueError(f"{where}: no function {', '.join(sorted(missing))} to take out")
+        return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
 
 
 def _pyc(source: str, path: str) -> bytes:
     """An unchecked hash-based .pyc of ``source`` (zipimport loads it without compiling again)."""
-    code = compile(source, path, "exec", dont_inherit=True, optimize=0)
+    with AST_LOCK:
+        code = compile(source, path, "exec", dont_inherit=True, optimize=0)
     flags = 0b01  # hash-based, not checked against the source
     return (importlib.util.MAGIC_NUMBER + flags.to_bytes(4, "little")
             + importlib.util.source_hash(source.encode()) + marshal.dumps(code))

@@ -15,6 +15,8 @@ import ast
 import hashlib
 import itertools
 
+from .slicing import AST_LOCK
+
 K = 5  # syntax-tree nodes per k-gram
 THRESHOLD = 0.7
 MIN_GRAMS = 12  # a fingerprint smaller than this is too small to call a copy
@@ -33,7 +35,8 @@ def _preorder(node):
 
 def _tokens(source: str) -> list[str]:
     try:
-        tree = ast.parse(source)
+        with AST_LOCK:  # see course.slicing.AST_LOCK
+            tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError):
         return []
     out = []

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import symtable
+import threading
 from dataclasses import dataclass
 
 
@@ -133,8 +134,20 @@ def _global_reads(source: str) -> set[str]:
     return found
 
 
+# CPython 3.11 keeps one count of the depth of the syntax tree it is converting per interpreter, so two threads
+# parsing at once can fail with "SystemError: AST constructor recursion depth mismatch" (python/cpython#106905; it
+# happened in CI). The grader grades submissions in threads: every parse, unparse, symbol table and compile of
+# source in course/ holds this lock.
+AST_LOCK = threading.RLock()
+
+
 def statements(cells: list[str]) -> tuple[list[Statement], list[str]]:
     """Every top-level statement of the code cells, in order, and the cells that could not be read."""
+    with AST_LOCK:
+        return _statements(cells)
+
+
+def _statements(cells: list[str]) -> tuple[list[Statement], list[str]]:
     found, problems, modules = [], [], set()
     raw = []
     for i, source in enumerate(cells, start=1):

@@ -195,3 +195,33 @@ def test_hidden_cases_meet_every_preset(seed):
             with_priors += 1
             assert seen == set(toy.PRESETS), (name, seen)
     assert with_priors >= 7
+
+
+def test_the_grader_parses_python_only_under_its_lock(monkeypatch):
+    """CPython 3.11 can fail two threads that build syntax trees at once ("SystemError: AST constructor recursion
+    depth mismatch", python/cpython#106905; it failed a CI run), and the grader grades submissions in threads: every
+    parse, unparse, symbol table and compile of source in course/ happens under course.slicing.AST_LOCK."""
+    import ast
+    import builtins
+    import symtable
+
+    from course import restricted, similarity, slicing
+
+    calls = []
+
+    def watched(name, real):
+        def call(*args, **kwargs):
+            calls.append((name, slicing.AST_LOCK._is_owned()))
+            return real(*args, **kwargs)
+        return call
+
+    for module, name in ((ast, "parse"), (ast, "unparse"), (symtable, "symtable"), (builtins, "compile")):
+        monkeypatch.setattr(module, name, watched(name, getattr(module, name)))
+    cells = ["import numpy as np\nx = np.arange(3)", "def f(y):\n    return x + y\n", "print(f(1))"]
+    slicing.statements(cells)
+    restricted.strip_source("def g():\n    return 1\n", {"g": "toy.g"})
+    restricted._pyc("y = 2\n", "<test>")
+    similarity._tokens("def h(a):\n    return a * 2\n")
+    names = {name for name, _ in calls}
+    assert {"parse", "unparse", "symtable", "compile"} <= names, names
+    assert all(held for _, held in calls), [name for name, held in calls if not held]
