@@ -40,17 +40,27 @@ def build_book(root: Path, out: Path | None, log: Path, say=lambda text: None, t
     cmd = [str(jb), "build", str(root), "-W", "-n", "--keep-going", *(["--path-output", str(out)] if out else [])]
     start, lines = time.monotonic(), []
     log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("w") as f, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
-        for line in proc.stdout:
+
+    def read(stream, f):
+        for line in stream:
             f.write(line)
             lines.append(line)
             done = re.search(r"([\w.-]+\.ipynb): Executed notebook in ([\d.]+) seconds", line)
             if done:
                 say(f"  executed {done.group(1)} in {float(done.group(2)):.0f} s "
                     f"({time.monotonic() - start:.0f} s so far)")
-            if time.monotonic() - start > timeout:
-                proc.kill()
-        code = proc.wait()
+
+    with log.open("w") as f, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+        # Read in a thread and wait for the build itself: a process the build left behind that still holds the
+        # pipe (it happened once, with KaTeX's render server) must not keep the tests waiting for the pipe's end.
+        reader = threading.Thread(target=read, args=(proc.stdout, f), daemon=True)
+        reader.start()
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            code = proc.wait()
+        reader.join(timeout=10)
     text = "".join(lines)
     assert code == 0, f"the book build failed (log in {log}):\n{text[-4000:]}"
     return (out or root) / "_build" / "html"

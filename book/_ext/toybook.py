@@ -242,6 +242,20 @@ def _theme_overrides(folder: Path, search_as_you_type: bool) -> Path:
     return override
 
 
+def _stop_katex(app, exception):
+    """Stop KaTeX's render server (Node.js) as the build ends, not at the interpreter's exit: a server that outlived
+    its build once kept the build's output pipe open."""
+    if not getattr(app, "_toybook_katex", False):
+        return
+    import sphinxcontrib.katex
+
+    server = sphinxcontrib.katex.KaTeXServer.katex_server
+    if server is not None:
+        atexit.unregister(sphinxcontrib.katex.KaTeXServer.terminate)
+        sphinxcontrib.katex.KaTeXServer.katex_server = None
+        server.terminate()
+
+
 def _remove_vendored(app, exception):
     folder = getattr(app, "_toybook_static", None)
     if folder is not None:
@@ -534,6 +548,7 @@ def setup(app):
     app.connect("builder-inited", _vendor_static, priority=400)
     app.connect("env-get-outdated", _notebooks_always_outdated)
     app.connect("build-finished", _remove_vendored)
+    app.connect("build-finished", _stop_katex)
     app.connect("html-page-context", _page_assets, priority=990)
     app.connect("doctree-resolved", _drop_thebe_config, priority=900)
     app.connect("source-read", _cite_links_to_bibliography)
