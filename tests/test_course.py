@@ -225,3 +225,19 @@ def test_the_grader_parses_python_only_under_its_lock(monkeypatch):
     names = {name for name, _ in calls}
     assert {"parse", "unparse", "symtable", "compile"} <= names, names
     assert all(held for _, held in calls), [name for name, held in calls if not held]
+
+
+def test_success_probability_of_a_reward_that_pays_every_response_is_one_exactly():
+    """A sum of all response probabilities can round to just above 1 (1.0000000000000016 failed a CI run of the
+    grader: first_success_cdf refused it); the chance that a sample earns a reward is at most 1, and the cdf works."""
+    from toy import exploration
+
+    def always(x, y):
+        return 1.0
+
+    for temperature in (0.3, 0.7, 1.0, 1.7, 3.0):
+        pi = toy.reference_policy(temperature=temperature)
+        for x in toy.PROMPTS:
+            p = exploration.success_probability(pi, always, x)
+            assert 1 - 1e-12 <= p <= 1.0
+            assert np.allclose(exploration.first_success_cdf(p, [0, 1, 5]), [0.0, 1.0, 1.0], rtol=0, atol=1e-12)

@@ -31,7 +31,8 @@ def success_probability(policy: Policy, reward, prompt) -> float:
     """P(r(x, y) > 0) for y ~ π(· | x): the chance that one sample earns any reward."""
     _check_policy(policy)
     table = reward_table(reward, prompt, policy.length, policy.n_actions)
-    return float(policy.response_probs(prompt)[table > 0].sum())
+    # a sum of probabilities: when every response is rewarded, rounding can take it just past 1 (1.0000000000000016)
+    return float(min(policy.response_probs(prompt)[table > 0].sum(), 1.0))
 
 
 def effective_responses(policy: Policy, prompt) -> float:
