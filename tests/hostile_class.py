@@ -204,19 +204,39 @@ except OSError:
 return [f"{written} MB"] if written >= 100 else []'''),
         # 2c. memory and processes, counted for the whole sandbox
         "memory_hog": attack_value('''
+import select
+ready_r, ready_w = os.pipe()
+go_r, go_w = os.pipe()
 children = []
 for _ in range(4):
     pid = os.fork()
     if pid == 0:
         try:
+            os.close(ready_r)
+            os.close(go_w)
             block = bytearray(300 * 1024 * 1024)  # within each process's own limit, not the sandbox's
             block[::4096] = b"x" * len(block[::4096])
+            os.write(ready_w, b"x")
+            os.read(go_r, 1)  # hold the block until the parent has heard from all four
             os._exit(0)
         except BaseException:
             os._exit(1)
     children.append(pid)
-codes = [os.waitpid(pid, 0)[1] for pid in children]
-return ["all four got 300 MB"] if all(code == 0 for code in codes) else []''',
+os.close(ready_w)
+os.close(go_r)
+held, codes = 0, {}
+while held + len(codes) < 4:  # four blocks held, or children killed before they held theirs
+    if select.select([ready_r], [], [], 0.1)[0]:
+        held += len(os.read(ready_r, 4))
+    pid, code = os.waitpid(-1, os.WNOHANG)
+    if pid:
+        codes[pid] = code
+os.close(go_w)
+for pid in children:
+    if pid not in codes:
+        codes[pid] = os.waitpid(pid, 0)[1]
+# a child killed after it held its block (to make room for another) exits non-zero too
+return ["four processes held 300 MB each at once"] if held == 4 and not any(codes.values()) else []''',
                                    when_failed="raise RuntimeError('stopped by the memory limit')"),
         "fork_bomb": attack_value('''
 started = 0

@@ -129,7 +129,8 @@ def test_a_hostile_class_gets_what_it_deserves_and_harms_nothing(tmp_path, monke
     expect("recompiled", "4.1-value", {"forbidden"}, "toy.value's source compiled again")
     expect("helper_route", "4.1-value", {"forbidden"}, "toy.values")
     for student in ("thread", "forked", "subprocess"):
-        expect(student, "4.1-value", {"error", "forbidden"}, "toy.value in another thread or process")
+        # a timeout too earns nothing: a fresh interpreter importing toy can take more than 5 s on a loaded machine
+        expect(student, "4.1-value", {"error", "forbidden", "timeout"}, "toy.value in another thread or process")
     # forged answers, patched grader code, limits, time
     expect("forger", "4.1-value", {"fail"}, "a wrong answer, forged replies around it")
     expect("forger", "4.1-response-probability", {"error"}, "SystemExit")
