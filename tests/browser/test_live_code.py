@@ -79,18 +79,27 @@ def test_live_code_edits_and_reruns_cells_on_a_local_server(bt, browser, site_ur
             assert "#toy-live-token" not in page.url, "the token must leave the address bar"
 
             page.click(".toy-live-button")
-            page.wait_for_function("() => document.documentElement.dataset.toyLive === 'live'", timeout=180_000)
-            after = page.evaluate(THEBE_LOADED_JS)
-            status = page.locator(".toy-live-status").text_content()
+            page.wait_for_function("() => /Running the page's/.test("
+                                   "document.querySelector('.toy-live-status').textContent)", timeout=180_000)
 
-            # Edit the temperatures cell with the keyboard and run it: its figure shows the new temperatures.
+            # While the page's first run-through is going, edit the temperatures cell with the keyboard and run it:
+            # the run waits in a queue (run at once, it would cancel the run-through's request for that cell).
             k = cell_index(page, TEMPERATURES_CELL)
             cell = page.locator(".thebe-cell").nth(k)
             cell.locator(".thebe-input .CodeMirror").click()  # CodeMirror 5 (Thebe 0.9): type into the editor
             page.keyboard.press("Control+a")
             page.keyboard.insert_text(_temperature_cell().replace("[0.1, 1.0, 10.0]", json.dumps(EDITED)))
             edited = cell.locator(".thebe-input").text_content()
-            cell.locator(".thebe-run-button").click()
+            during = page.evaluate("""k => {  // one task: the run-through cannot end between the check and the click
+                const live = document.documentElement.dataset.toyLive === 'live';
+                document.querySelectorAll('.thebe-cell')[k].querySelector('.thebe-run-button').click();
+                return {live, queued: document.querySelectorAll('.thebe-cell')[k].dataset.toyQueued || null,
+                        status: document.querySelector('.toy-live-status').textContent};
+            }""", k)
+            page.wait_for_function("() => document.documentElement.dataset.toyLive === 'live'", timeout=180_000)
+            after = page.evaluate(THEBE_LOADED_JS)
+            status = page.locator(".toy-live-status").text_content()
+            # its figure shows the new temperatures once the queued run has run
             page.wait_for_function("""([k, names]) => {
                 const out = document.querySelectorAll('[data-output]')[k];
                 const gd = out && out.querySelector('.js-plotly-plot');
@@ -114,6 +123,7 @@ def test_live_code_edits_and_reruns_cells_on_a_local_server(bt, browser, site_ur
             page.keyboard.press("ArrowRight")
             moved = bt.read_explorer(page, eid, initial["redraws"] + 1)
             page.screenshot(path=str(bt.ARTIFACTS / "live-code-4-1.png"), full_page=False)
+            text = page.evaluate("() => document.body.innerText")
         finally:
             bt.close(page)
 
@@ -124,6 +134,10 @@ def test_live_code_edits_and_reruns_cells_on_a_local_server(bt, browser, site_ur
     assert after["thebe"] and after["cells"] > 10 and all("/_static/thebe/" in u for u in after["files"]), after
     assert server in status, status
     assert f"temperatures = {EDITED}" in edited, edited
+    assert not during["live"], "the first run-through had ended before the edited cell was run; nothing was queued"
+    assert during["queued"] == "true" and "1 cell(s) you ran will run next" in during["status"], during
+    for bad in ("Canceled future", "refresh the page", "Failed to execute"):
+        assert bad not in text, f"a cell run during the first run-through says {bad!r}"
     assert log.problems() == [], "\n".join(log.problems())
 
     expected = [toy.reference_policy(temperature=t).next_token_probs(2, (1, 2)) for t in EDITED]
