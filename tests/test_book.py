@@ -58,3 +58,42 @@ def test_explorers_are_static_views_never_dead_widgets(built_site):
     assert explorer_cells >= 2  # Figure 4.1 and the prefix tree
     assert page.count('class="toy-explorer"') == explorer_cells
     assert "toy-explorer.js" in page
+
+
+def test_web_fonts_keep_every_glyph_the_pages_show_and_little_more(built_site):
+    """The fonts were cut after the build (book/_ext/toyfonts.py): each served font still has, of the theme's or
+    KaTeX's original, every glyph of an icon the site names and every character of the pages' text."""
+    import sys
+
+    from fontTools.ttLib import TTFont
+
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    import pydata_sphinx_theme
+    import toybook
+    import toyfonts
+
+    def cmap(path):
+        with TTFont(str(path)) as font:
+            return set(font.getBestCmap() or ())  # a font cut to no glyph at all has no cmap
+
+    static = built_site / "_static"
+    pages = [p.read_text() for p in built_site.rglob("*.html") if "_sources" not in p.parts]
+    by_class, always = toyfonts.icon_glyphs([p.read_text() for p in static.rglob("*.css")])
+    named = toyfonts.icon_names(pages + [p.read_text(errors="replace") for p in static.rglob("*.js")])
+    icons = set(always).union(*(by_class[n] for n in named if n in by_class))
+    assert {0xF002, 0xF0C9, 0xF185, 0xF186} <= icons, "search, menu, sun, moon: the theme's own icons"
+    theme = Path(pydata_sphinx_theme.__file__).parent
+    served = sorted(static.rglob("fa-*.woff2"))
+    assert served, "no icon font in the site"
+    for font in served:
+        original = cmap(sorted(theme.rglob(font.name))[0])
+        missing = (icons & original) - cmap(font)
+        assert not missing, f"{font.name} lost icons a page shows: {sorted(map(hex, missing))}"
+    solid = static / "vendor" / "fontawesome" / "webfonts" / "fa-solid-900.woff2"
+    assert solid.stat().st_size < 10_000, f"the icon font a page loads is {solid.stat().st_size} bytes"
+
+    text = {ord(c) for page in pages for c in toyfonts.page_text(page)}
+    originals = toybook.KATEX_DIR / "dist" / "fonts"
+    for font in sorted(static.rglob("KaTeX_*.woff2")):
+        missing = (text & cmap(originals / font.name)) - cmap(font)
+        assert not missing, f"{font.name} lost characters a page shows: {''.join(map(chr, sorted(missing)))}"

@@ -1,5 +1,6 @@
-"""The build's steps for pages that open fast (issue 21), on small inputs: figure data moved out of the page, and the
-choice between typesetting math at build time (KaTeX) and in the browser (MathJax). The built pages themselves are
+"""The build's steps for pages that open fast (issue 21), on small inputs: figure data moved out of the page, the
+choice between typesetting math at build time (KaTeX) and in the browser (MathJax), and web fonts cut down to the
+glyphs the pages show. The built pages themselves are
 checked in tests/test_book.py and tests/browser/."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 import toybook  # noqa: E402
+import toyfonts  # noqa: E402
 import toyhtml  # noqa: E402
 
 from toy.page.figures import book_figure_html  # noqa: E402
@@ -141,3 +143,70 @@ def test_the_figure_list_is_under_the_title_not_in_the_print_header():
     assert article[title_end:].startswith('<details class="toy-figure-list"><summary>Figures on this page (1)')
     with pytest.raises(toyhtml.MarkupChanged):
         toyhtml.tidy_page(f"<main><h1>No article</h1>{fig}</main>")
+
+
+def _theme_font(name: str) -> Path:
+    import pydata_sphinx_theme
+
+    found = sorted(Path(pydata_sphinx_theme.__file__).parent.rglob(name))
+    assert found, f"the theme no longer ships {name}"
+    return found[0]
+
+
+def _cmap(path: Path) -> set[int]:
+    from fontTools.ttLib import TTFont
+
+    with TTFont(str(path)) as font:
+        return set(font.getBestCmap())
+
+
+def test_icon_glyphs_come_from_icon_classes_and_from_rules_that_draw_by_themselves():
+    css = """/* .fa-comment:before{content:"\\f999"} */
+    .fa-bars:before,.fa-navicon::before{content:"\\f0c9"}
+    .fa-moon:before{content:"\\f186"}
+    .bd-sidebar-secondary .onthispage:after{content:"\\f107";font:var(--fa-font-solid)}
+    :root{--pst-icon-admonition-note:"\\f05a"}
+    .plain{color:red}"""
+    by_class, always = toyfonts.icon_glyphs([css])
+    assert by_class == {"fa-bars": {0xF0C9}, "fa-navicon": {0xF0C9}, "fa-moon": {0xF186}}
+    assert always == {0xF107, 0xF05A}, "a glyph a stylesheet draws itself is kept whatever the page"
+    assert toyfonts.icon_names(['<i class="fa-solid fa-bars"></i>', 'el.classList.add("fa-moon")']) == {
+        "fa-solid", "fa-bars", "fa-moon"}
+
+
+def test_a_cut_icon_font_keeps_the_glyphs_asked_for_and_drops_the_rest(tmp_path):
+    font = tmp_path / "fa-solid-900.woff2"
+    font.write_bytes(_theme_font("fa-solid-900.woff2").read_bytes())
+    whole = _cmap(font)
+    keep = {0xF002, 0xF0C9, 0xF186}  # magnifying glass, bars, moon
+    assert keep <= whole and len(whole) > 1000
+    before, after = toyfonts.subset_font(font, keep)
+    assert _cmap(font) == keep
+    assert after < before / 20, (before, after)
+    again = tmp_path / "again.woff2"
+    again.write_bytes(_theme_font("fa-solid-900.woff2").read_bytes())
+    toyfonts.subset_font(again, keep)
+    assert again.read_bytes() == font.read_bytes(), "two cuts of one font differ: builds would not be byte-identical"
+
+
+def test_a_site_keeps_every_icon_its_pages_and_scripts_name_and_every_character_of_its_text(tmp_path):
+    site = tmp_path / "html"
+    fonts = site / "_static" / "vendor" / "webfonts"
+    fonts.mkdir(parents=True)
+    (fonts / "fa-solid-900.woff2").write_bytes(_theme_font("fa-solid-900.woff2").read_bytes())
+    (site / "_static" / "theme.css").write_text(
+        '.fa-bars:before{content:"\\f0c9"}.fa-moon:before{content:"\\f186"}.fa-sun:before{content:"\\f185"}'
+        '.fa-xmark:before{content:"\\f00d"}.x:after{content:"\\f107"}')
+    (site / "_static" / "theme.js").write_text('button.innerHTML = "<i class=\'fa-solid fa-sun\'></i>";')
+    (site / "page.html").write_text('<i class="fa-solid fa-bars"></i><p>&pi; &ge; 0</p>')
+    katex = toybook.KATEX_DIR / "dist" / "fonts" / "KaTeX_Main-Regular.woff2"
+    if katex.exists():  # without npm the math is MathJax's, and there is no KaTeX font to cut
+        (site / "_static" / "katex").mkdir()
+        (site / "_static" / "katex" / "KaTeX_Main-Regular.woff2").write_bytes(katex.read_bytes())
+    sizes = toyfonts.subset_site(site)
+    assert _cmap(fonts / "fa-solid-900.woff2") == {0xF0C9, 0xF185, 0xF107}, "bars (page), sun (script), the arrow"
+    if katex.exists():
+        kept = _cmap(site / "_static" / "katex" / "KaTeX_Main-Regular.woff2")
+        assert {ord("π"), ord("≥")} & _cmap(katex) <= kept and set(range(0x20, 0x7F)) & _cmap(katex) <= kept
+        assert ord("∞") in _cmap(katex) and ord("∞") not in kept, "a symbol no page shows is cut"
+    assert all(after < before for before, after in sizes.values()), sizes

@@ -64,6 +64,7 @@ from toy.page.explorer import FIGURE_THEME_CSS
 from toy.page.prose import QUOTES_ENV
 
 sys.path.insert(0, str(Path(__file__).parent))  # its sibling module, as Sphinx loads this one (local_extensions)
+import toyfonts  # noqa: E402
 import toyhtml  # noqa: E402
 import toysite  # noqa: E402
 
@@ -429,9 +430,11 @@ def _notebooks_always_outdated(app, env, added, changed, removed):
 
 
 def _tidy_pages(app, exception):
-    """After the build: every page made valid HTML and accessible (``toyhtml``)."""
+    """After the build: every page made valid HTML and accessible (``toyhtml``), then the web fonts cut down to
+    the glyphs the finished pages and scripts can show (``toyfonts``)."""
     if exception is None and app.builder.format == "html":
         toyhtml.tidy_site(Path(app.outdir), app.config.html_title or app.config.project)
+        toyfonts.subset_site(Path(app.outdir))
 
 
 def _add_explorer_script(app):
