@@ -83,7 +83,7 @@ def test_web_fonts_keep_every_glyph_the_pages_show_and_little_more(built_site):
     icons = set(always).union(*(by_class[n] for n in named if n in by_class))
     assert {0xF002, 0xF0C9, 0xF185, 0xF186} <= icons, "search, menu, sun, moon: the theme's own icons"
     theme = Path(pydata_sphinx_theme.__file__).parent
-    served = sorted(static.rglob("fa-*.woff2"))
+    served = sorted(p for p in static.rglob("fa-*") if p.suffix in (".woff2", ".ttf"))
     assert served, "no icon font in the site"
     for font in served:
         original = cmap(sorted(theme.rglob(font.name))[0])
@@ -97,3 +97,14 @@ def test_web_fonts_keep_every_glyph_the_pages_show_and_little_more(built_site):
     for font in sorted(static.rglob("KaTeX_*.woff2")):
         missing = (text & cmap(originals / font.name)) - cmap(font)
         assert not missing, f"{font.name} lost characters a page shows: {''.join(map(chr, sorted(missing)))}"
+
+
+def test_no_script_file_holds_up_the_first_paint(built_site):
+    """Every script file a page names is deferred (book/_ext/toybook.py) or written into the page
+    (documentation_options.js, book/_ext/toyhtml.py): the first paint waits for stylesheets only."""
+    for page in [built_site / "book" / "intro.html", *chapter_pages(built_site)]:
+        head = page.read_text().split("</head>")[0]
+        blocking = [tag for tag in re.findall(r"<script\b[^>]*\bsrc=[^>]*>", head)
+                    if not re.search(r"\b(?:defer|async)\b", tag)]
+        assert not blocking, f"{page.name}: {blocking}"
+        assert "const DOCUMENTATION_OPTIONS" in head, page.name

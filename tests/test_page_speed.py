@@ -164,12 +164,16 @@ def test_icon_glyphs_come_from_icon_classes_and_from_rules_that_draw_by_themselv
     css = """/* .fa-comment:before{content:"\\f999"} */
     .fa-bars:before,.fa-navicon::before{content:"\\f0c9"}
     .fa-moon:before{content:"\\f186"}
+    .fa-plus:before{content:"\\+"}.fa-0:before{content:"\\30 "}.fa-a:before{content:"A"}
+    @media print{.fa-bars:before{content:"\\f0c9"}}
     .bd-sidebar-secondary .onthispage:after{content:"\\f107";font:var(--fa-font-solid)}
-    :root{--pst-icon-admonition-note:"\\f05a"}
+    :root{--pst-icon-admonition-note:"\\f05a";--pst-icon-bell:"\uf0f3";
+          --fa-font-solid:normal 900 1em/1 "Font Awesome 6 Free"}
     .plain{color:red}"""
     by_class, always = toyfonts.icon_glyphs([css])
-    assert by_class == {"fa-bars": {0xF0C9}, "fa-navicon": {0xF0C9}, "fa-moon": {0xF186}}
-    assert always == {0xF107, 0xF05A}, "a glyph a stylesheet draws itself is kept whatever the page"
+    assert by_class == {"fa-bars": {0xF0C9}, "fa-navicon": {0xF0C9}, "fa-moon": {0xF186}, "fa-plus": {ord("+")},
+                        "fa-0": {ord("0")}, "fa-a": {ord("A")}}, "escapes of every length, and plain characters"
+    assert always == {0xF107, 0xF05A, 0xF0F3}, "a glyph a stylesheet draws itself is kept whatever the page"
     assert toyfonts.icon_names(['<i class="fa-solid fa-bars"></i>', 'el.classList.add("fa-moon")']) == {
         "fa-solid", "fa-bars", "fa-moon"}
 
@@ -210,3 +214,15 @@ def test_a_site_keeps_every_icon_its_pages_and_scripts_name_and_every_character_
         assert {ord("π"), ord("≥")} & _cmap(katex) <= kept and set(range(0x20, 0x7F)) & _cmap(katex) <= kept
         assert ord("∞") in _cmap(katex) and ord("∞") not in kept, "a symbol no page shows is cut"
     assert all(after < before for before, after in sizes.values()), sizes
+
+
+def test_documentation_options_are_written_into_the_page(tmp_path):
+    outdir, page = _page(tmp_path, '<head><script src="../../_static/documentation_options.js?v=9eb32ce0"></script>'
+                                   "<script>DOCUMENTATION_OPTIONS.pagename = 'p';</script></head>")
+    (outdir / "_static").mkdir()
+    options = outdir / "_static" / "documentation_options.js"
+    options.write_text("const DOCUMENTATION_OPTIONS = {\n  VERSION: '',\n};\n")
+    text = toyhtml.inline_documentation_options(page.read_text(), outdir)
+    assert text == ("<head><script>const DOCUMENTATION_OPTIONS = {\n  VERSION: '',\n};</script>"
+                    "<script>DOCUMENTATION_OPTIONS.pagename = 'p';</script></head>"), text
+    assert toyhtml.inline_documentation_options(text, outdir) == text, "a page without the script is left alone"

@@ -288,8 +288,8 @@ def _uses_sphinx_design(context) -> bool:
 def _page_assets(app, pagename, templatename, context, doctree):
     """Per page (after every other handler): plotly.js and the explorer script only where a figure is, sphinx-design's
     files only where its components are; each script once, and deferred (run in order once the page is parsed, so
-    none blocks the first paint; inline scripts, which only set options, stay where they are, and so does the tiny
-    ``documentation_options.js`` they read); sphinx-thebe's
+    none blocks the first paint; inline scripts, which only set options, stay where they are, and the tiny
+    ``documentation_options.js`` they read is written into the page after the build, ``toyhtml``); sphinx-thebe's
     assets left out while Thebe is off."""
     _colab_button(app, pagename, context)
     scripts = context.get("script_files")

@@ -25,11 +25,13 @@ time) if the markup it expects is no longer written, so an upgrade that changes 
 - each page gets a meta description (its first paragraph, shortened), for search engines;
 - Jupyter Book's root redirect page gets a doctype, a title and a link.
 
-And one change for speed (``figure_data_files``): each figure's and explorer's data (on a chapter page, about three
-quarters of the HTML's compressed bytes) moves from the page into a file of its own under ``_static/toy-data/``,
-named by its content's hash, which the page script loads when the figure comes near the screen. The page's text
-arrives and shows that much sooner on a slow network. The files are scripts, not JSON, so that a site opened from
-the disk (``file://``, where a browser refuses ``fetch``) draws its figures too.
+And two changes for speed. Sphinx's ``documentation_options.js``, which the theme's inline scripts read as the page
+is parsed and so cannot be deferred, is written into each page (``inline_documentation_options``): no script file
+holds up the first paint. And (``figure_data_files``) each figure's and explorer's data (on a chapter page, about
+three quarters of the HTML's compressed bytes) moves from the page into a file of its own under
+``_static/toy-data/``, named by its content's hash, which the page script loads when the figure comes near the
+screen. The page's text arrives and shows that much sooner on a slow network. The files are scripts, not JSON, so
+that a site opened from the disk (``file://``, where a browser refuses ``fetch``) draws its figures too.
 """
 
 from __future__ import annotations
@@ -187,6 +189,19 @@ def tidy_page(text: str) -> str:
     return text
 
 
+SYNC_SCRIPT = re.compile(r'<script src="(?:\.\./)*_static/documentation_options\.js(?:\?v=[0-9a-f]+)?"></script>')
+
+
+def inline_documentation_options(text: str, outdir: Path) -> str:
+    """Sphinx's ``documentation_options.js`` (0.4 KB), the one script the theme's inline scripts need as the page is
+    parsed, written into the page: a script file there would hold up the first paint by a round trip."""
+    source = outdir / "_static" / "documentation_options.js"
+    if not source.is_file() or not SYNC_SCRIPT.search(text):
+        return text
+    code = source.read_text(encoding="utf-8").strip().replace("</", "<\\/")
+    return SYNC_SCRIPT.sub(lambda m: f"<script>{code}</script>", text, count=1)
+
+
 DATA_DIR = "_static/toy-data"
 SPEC = re.compile(r'<script type="application/json" class="(toy-explorer-spec|toy-plot-spec)"([^>]*)>(.*?)</script>',
                   re.S)
@@ -230,7 +245,7 @@ def tidy_site(outdir: Path, title: str) -> int:
             target = re.search(r'url=([^"\s]+)"', text)
             fixed = redirect_page(target.group(1) if target else "book/intro.html", title)
         else:
-            fixed = figure_data_files(tidy_page(text), path, outdir)
+            fixed = inline_documentation_options(figure_data_files(tidy_page(text), path, outdir), outdir)
         if 'class="bd-article"' in text and "search-button" in text and fixed.count('aria-label="Search"'):
             raise MarkupChanged(f"{path}: the theme's search button markup changed; update book/_ext/toyhtml.py")
         if fixed != text:
