@@ -8,6 +8,7 @@ import functools
 import http.server
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -50,17 +51,21 @@ def build_book(root: Path, out: Path | None, log: Path, say=lambda text: None, t
                 say(f"  executed {done.group(1)} in {float(done.group(2)):.0f} s "
                     f"({time.monotonic() - start:.0f} s so far)")
 
-    with log.open("w") as f, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
-        # Read in a thread and wait for the build itself: a process the build left behind that still holds the
-        # pipe (it happened once, with KaTeX's render server) must not keep the tests waiting for the pipe's end.
+    # The build runs in a process group of its own. Once it ends, whatever it left behind goes too: a process that
+    # still held the output pipe (it happened twice, with KaTeX's render server) kept the tests waiting for the
+    # pipe's end, and closing the pipe under the reading thread then blocked as well.
+    with log.open("w") as f, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                              start_new_session=True) as proc:
         reader = threading.Thread(target=read, args=(proc.stdout, f), daemon=True)
         reader.start()
         try:
             code = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            code = proc.wait()
-        reader.join(timeout=10)
+            code = None
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        code = proc.wait() if code is None else code
+        reader.join(timeout=30)
     text = "".join(lines)
     assert code == 0, f"the book build failed (log in {log}):\n{text[-4000:]}"
     return (out or root) / "_build" / "html"

@@ -226,3 +226,55 @@ def test_documentation_options_are_written_into_the_page(tmp_path):
     assert text == ("<head><script>const DOCUMENTATION_OPTIONS = {\n  VERSION: '',\n};</script>"
                     "<script>DOCUMENTATION_OPTIONS.pagename = 'p';</script></head>"), text
     assert toyhtml.inline_documentation_options(text, outdir) == text, "a page without the script is left alone"
+
+
+FAKE_KATEX_SERVER = """
+import socket, sys, time
+server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+server.bind(sys.argv[1])  # the socket file exists from here on
+time.sleep(float(sys.argv[2]))  # ... but nothing listens yet (Node.js: a moment; here as long as asked)
+server.listen(1)
+conn, _ = server.accept()
+time.sleep(60)
+"""
+
+
+def _fake_katex(monkeypatch, delay: float):
+    from sphinxcontrib.katex import KaTeXServer
+
+    monkeypatch.setattr(KaTeXServer, "build_command",
+                        classmethod(lambda cls, socket=None, port=None: [sys.executable, "-c", FAKE_KATEX_SERVER,
+                                                                        str(socket), str(delay)]))
+    monkeypatch.setattr(KaTeXServer, "start_server_process", KaTeXServer.__dict__["start_server_process"])
+    return KaTeXServer
+
+
+def test_katex_render_server_is_waited_for_until_it_listens(monkeypatch, tmp_path):
+    """sphinxcontrib-katex connects as soon as the socket file exists; a server that listens a moment later is
+    refused (a CI build failed so and left the server running). The build's start retries until it listens."""
+    katex = _fake_katex(monkeypatch, delay=0.5)
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(ConnectionRefusedError):
+        katex.start_server_process(tmp_path / "plain", 5)
+    toybook._patient_katex_start()
+    (tmp_path / "patient").mkdir()
+    process, sock = katex.start_server_process(tmp_path / "patient", 5)
+    try:
+        assert process.poll() is None and sock.getpeername() == str(tmp_path / "patient" / "katex.sock")
+    finally:
+        sock.close()
+        process.kill()
+        process.wait()
+
+
+def test_katex_render_server_that_never_listens_is_stopped(monkeypatch, tmp_path):
+    import subprocess
+
+    katex = _fake_katex(monkeypatch, delay=60)
+    toybook._patient_katex_start()
+    started = []
+    real_popen = subprocess.Popen
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: started.append(real_popen(*a, **k)) or started[-1])
+    with pytest.raises(Exception, match="KaTeX"):
+        katex.start_server_process(tmp_path, 1.0)
+    assert len(started) == 1 and started[0].poll() is not None, "the server that never answered is left running"

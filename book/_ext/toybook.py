@@ -243,6 +243,40 @@ def _theme_overrides(folder: Path, search_as_you_type: bool) -> Path:
     return override
 
 
+def _patient_katex_start():
+    """sphinxcontrib-katex 0.9.11 connects to its render server as soon as the server's socket file exists, but
+    Node.js creates that file a moment before it listens: on a loaded machine the connection was refused, the build
+    failed, and the server it had started was left running. Here the connection is retried until the startup
+    timeout, and a server that never answers is stopped."""
+    import socket
+    import subprocess
+    import time
+
+    from sphinxcontrib.katex import KaTeXServer
+
+    def start_server_process(cls, rundir, timeout):
+        socket_path = rundir / "katex.sock"
+        process = subprocess.Popen(cls.build_command(socket=socket_path), stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, cwd=rundir)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and process.poll() is None:
+            if socket_path.is_socket():
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                try:
+                    sock.settimeout(max(deadline - time.monotonic(), 0.01))
+                    sock.connect(str(socket_path))
+                    sock.settimeout(None)
+                    return process, sock
+                except (ConnectionRefusedError, FileNotFoundError, TimeoutError):
+                    sock.close()  # the file is there, the server does not listen yet
+            time.sleep(0.005)
+        process.kill()
+        process.wait()
+        raise cls.timeout_error(timeout)
+
+    KaTeXServer.start_server_process = classmethod(start_server_process)
+
+
 def _stop_katex(app, exception):
     """Stop KaTeX's render server (Node.js) as the build ends, not at the interpreter's exit: a server that outlived
     its build once kept the build's output pipe open."""
@@ -541,6 +575,7 @@ def setup(app):
         logger.info(f"toybook: the math is typeset by MathJax in the reader's browser, not at build time: {missing}")
     else:
         app.setup_extension("sphinxcontrib.katex")  # the only math renderer besides MathJax: Sphinx picks it
+        _patient_katex_start()
     _run_code_before_each_markdown_cell()
     _quiet_logs()
     _kernels_over_ipc()
