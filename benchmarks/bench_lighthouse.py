@@ -96,6 +96,8 @@ def main() -> None:
     args = parser.parse_args()
     if not (args.site / "index.html").exists():
         sys.exit(f"no built site in {args.site}: bash scripts/book.sh")
+    if not Path("/usr/bin/chromium").exists():
+        sys.exit("Lighthouse drives Debian's Chromium, which is missing: apt-get install chromium")
     binary = lighthouse()
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(Handler, directory=str(args.site)))
     threading.Thread(target=server.serve_forever, daemon=True).start()

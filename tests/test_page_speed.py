@@ -1,7 +1,7 @@
 """The build's steps for pages that open fast (issue 21), on small inputs: figure data moved out of the page, the
-choice between typesetting math at build time (KaTeX) and in the browser (MathJax), and web fonts cut down to the
-glyphs the pages show. The built pages themselves are
-checked in tests/test_book.py and tests/browser/."""
+choice between typesetting math at build time (KaTeX) and in the browser (MathJax), web fonts cut down to the
+glyphs the pages show, sections laid out as they near the screen and the theme's tab stops set without laying out the
+whole page. The built pages themselves are checked in tests/test_book.py and tests/browser/."""
 
 from __future__ import annotations
 
@@ -226,6 +226,60 @@ def test_documentation_options_are_written_into_the_page(tmp_path):
     assert text == ("<head><script>const DOCUMENTATION_OPTIONS = {\n  VERSION: '',\n};</script>"
                     "<script>DOCUMENTATION_OPTIONS.pagename = 'p';</script></head>"), text
     assert toyhtml.inline_documentation_options(text, outdir) == text, "a page without the script is left alone"
+
+
+def test_innermost_sections_below_the_title_are_marked_lazy():
+    text = ('<section id="top"><h1>T</h1><section id="a"><h2>A</h2><section class="x" id="a1"><h3>A1</h3></section>'
+            '<section id="a2"></section></section><section id="b"><h2>B</h2></section></section>')
+    marked = toyhtml.lazy_sections(text)
+    lazy = re.findall(r'<section class="toy-lazy[^"]*" id="(\w+)"', marked)
+    assert lazy == ["a1", "a2", "b"], marked
+    assert '<section class="toy-lazy x" id="a1">' in marked, "a section's own classes are kept"
+    assert marked.replace("toy-lazy ", "").replace(' class="toy-lazy"', "") == text, "nothing else changes"
+    assert toyhtml.lazy_sections("<section><h1>Only the title</h1></section>").count("toy-lazy") == 0
+    with pytest.raises(toyhtml.MarkupChanged, match="closes no <section>"):
+        toyhtml.lazy_sections("<p></p></section>")
+
+
+def _installed_theme_script() -> str:
+    import pydata_sphinx_theme
+
+    folder = Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme" / "static" / "scripts"
+    return (folder / "pydata-sphinx-theme.js").read_text(encoding="utf-8")
+
+
+def test_the_theme_measures_scrollable_blocks_as_they_are_laid_out_not_all_at_load(tmp_path):
+    """The installed theme's tab-stop script is found and rewritten (an upgrade that changes it stops the build), the
+    result is valid JavaScript that keeps the theme's list of blocks, and the sweep over every block is gone."""
+    import shutil
+    import subprocess
+
+    theme = _installed_theme_script()
+    sweep = ".forEach(e=>{e.tabIndex=e.scrollWidth>e.clientWidth"
+    assert sweep in theme
+    js = toyhtml.theme_tab_stops(theme)
+    assert sweep not in js and "new ResizeObserver(" in js and "sourceMappingURL" not in js
+    assert '["pre",".nboutput > .output_area",".cell_output > .output",".jp-RenderedHTMLCommon",' in js
+    assert js.count("toybook") == 1 and len(js) < len(theme) + 1500
+    script = tmp_path / "theme.js"
+    script.write_text(js)
+    node = shutil.which("node")
+    assert node, "node (from the set-up's nodejs) checks the rewritten script"
+    check = subprocess.run([node, "--check", str(script)], capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+    with pytest.raises(toyhtml.MarkupChanged, match="addTabStopsToScrollableElements"):
+        toyhtml.theme_tab_stops(theme.replace("scrollWidth>e.clientWidth", "scrollWidth>=e.clientWidth"))
+
+
+def test_the_site_gets_the_rewritten_theme_script_once(tmp_path):
+    outdir, _ = _page(tmp_path, PAGE)
+    script = outdir / toyhtml.THEME_SCRIPT
+    script.parent.mkdir(parents=True)
+    script.write_text(_installed_theme_script())
+    toyhtml.tidy_site(outdir, "Book")
+    once = script.read_text()
+    toyhtml.tidy_site(outdir, "Book")
+    assert once == script.read_text() == toyhtml.theme_tab_stops(_installed_theme_script())
 
 
 FAKE_KATEX_SERVER = """

@@ -32,6 +32,16 @@ three quarters of the HTML's compressed bytes) moves from the page into a file o
 ``_static/toy-data/``, named by its content's hash, which the page script loads when the figure comes near the
 screen. The page's text arrives and shows that much sooner on a slow network. The files are scripts, not JSON, so
 that a site opened from the disk (``file://``, where a browser refuses ``fetch``) draws its figures too.
+
+And two for a long page on a slow phone, where laying out the page, not loading it, is what keeps the reader
+waiting (4.5: 12,000 elements, half of them typeset math). Each innermost section below the title gets the class
+``toy-lazy`` (``lazy_sections``): ``toy.css`` gives it ``content-visibility: auto``, so the browser lays out and
+paints it only when it nears the screen. And the theme's script that gives each scrollable code block or output a
+tab stop (pydata-sphinx-theme's ``addTabStopsToScrollableElements``) measured every one of them when the page had
+loaded, which made the browser lay out the whole page at once, sections off screen included, and did it again
+after every change to the article (each figure drawn); ``theme_tab_stops`` rewrites it to measure each element when
+the browser has laid it out anyway (a ``ResizeObserver``), with a tab stop until then, so a keyboard reader never
+skips a block that scrolls.
 """
 
 from __future__ import annotations
@@ -184,7 +194,7 @@ def tidy_page(text: str) -> str:
     for name in ("exercise-content", "solution-content"):
         text = _numbered_ids(text, name)
     for fix in (_summary_titles, _search_buttons, _toctree_toggles, _display_math, _bibliography_entries,
-                _figure_list, _live_bar, _meta_description):
+                _figure_list, _live_bar, _meta_description, lazy_sections):
         text = fix(text)
     return text
 
@@ -224,6 +234,74 @@ def figure_data_files(text: str, page: Path, outdir: Path) -> str:
     return SPEC.sub(move, text)
 
 
+SECTION_TAG = re.compile(r"<section\b[^>]*>|</section>")
+
+
+def lazy_sections(text: str) -> str:
+    """Mark each innermost section below the page's top section (one that holds no section) ``toy-lazy``."""
+    open_tags, leaves = [], []
+    for m in SECTION_TAG.finditer(text):
+        if not m.group().startswith("</"):
+            open_tags.append([m, False])  # [its tag, holds a section]
+            continue
+        if not open_tags:
+            raise MarkupChanged(f"a </section> at character {m.start()} closes no <section>")
+        tag, holds_section = open_tags.pop()
+        if open_tags:
+            open_tags[-1][1] = True
+            if not holds_section:
+                leaves.append(tag)
+    for m in reversed(leaves):
+        tag = m.group()
+        marked = tag.replace('class="', 'class="toy-lazy ', 1) if 'class="' in tag else \
+            tag.replace("<section", '<section class="toy-lazy"', 1)
+        text = text[:m.start()] + marked + text[m.end():]
+    return text
+
+
+THEME_SCRIPT = "_static/scripts/pydata-sphinx-theme.js"
+# pydata-sphinx-theme 0.17's addTabStopsToScrollableElements, as its minified script writes it
+THEME_TAB_STOPS = re.compile(
+    r'function (\w+)\(\)\{const (\w+)=\(\)=>\{document\.querySelectorAll\(\[("pre"[^\]]*)\]\.join\(", "\)\)'
+    r'\.forEach\(\w+=>\{\w+\.tabIndex=\w+\.scrollWidth>\w+\.clientWidth\|\|\w+\.scrollHeight>\w+\.clientHeight\?0:-1\}\)\},'
+    r'\w+=\w+\(\2,300\);window\.addEventListener\("resize",\w+\),new MutationObserver\(\w+\)'
+    r'\.observe\(document\.getElementById\("main-content"\),\{subtree:!0,childList:!0\}\),\2\(\)\}')
+TAB_STOPS_AS_LAID_OUT = """function NAME(){
+  // toybook (book/_ext/toyhtml.py, theme_tab_stops): each block gets its tab stop when the browser has laid it out
+  // anyway, not by measuring every block of the page at once
+  const selector = [SELECTORS].join(", ");
+  const measure = e => { e.tabIndex = e.scrollWidth > e.clientWidth || e.scrollHeight > e.clientHeight ? 0 : -1; };
+  const sizes = new ResizeObserver(entries => entries.forEach(entry => measure(entry.target)));
+  const seen = new WeakSet();
+  const watch = () => document.querySelectorAll(selector).forEach(e => {
+    if (!seen.has(e)) { seen.add(e); e.tabIndex = 0; sizes.observe(e); }
+  });
+  let changed = new Set(), timer = null;
+  new MutationObserver(records => {
+    records.forEach(r => {
+      const block = r.target.closest && r.target.closest(selector);
+      if (block) changed.add(block);
+    });
+    clearTimeout(timer);
+    timer = setTimeout(() => { watch(); changed.forEach(e => e.isConnected && measure(e)); changed = new Set(); }, 300);
+  }).observe(document.getElementById("main-content"), {subtree: true, childList: true});
+  watch();
+}"""
+
+
+def theme_tab_stops(js: str) -> str:
+    """The theme's script with its tab stops for scrollable blocks set as each block is laid out (see the module's
+    docstring): a block is a tab stop (``tabIndex`` 0) until the browser has laid it out, then one only if it scrolls
+    (-1 if not), as the theme decides; a block whose content changes is measured again, as the theme did."""
+    m = THEME_TAB_STOPS.search(js)
+    if not m:
+        raise MarkupChanged(f"{THEME_SCRIPT}: the theme's addTabStopsToScrollableElements changed; update "
+                            "book/_ext/toyhtml.py (theme_tab_stops)")
+    code = TAB_STOPS_AS_LAID_OUT.replace("NAME", m.group(1)).replace("SELECTORS", m.group(3))
+    # the theme's source map no longer matches the script
+    return re.sub(r"\n//# sourceMappingURL=\S+\s*$", "\n", js[:m.start()] + code + js[m.end():])
+
+
 def redirect_page(target: str, title: str) -> str:
     """The site's root page: a valid HTML document that sends the reader to ``target``."""
     target, title = html.escape(target), html.escape(title)
@@ -237,6 +315,9 @@ def tidy_site(outdir: Path, title: str) -> int:
     """Fix every page of the built site; return how many changed. MarkupChanged if a chapter page no longer has
     the markup the fixes expect."""
     changed = 0
+    theme_script = outdir / THEME_SCRIPT
+    if theme_script.is_file() and "toybook" not in (js := theme_script.read_text(encoding="utf-8")):
+        theme_script.write_text(theme_tab_stops(js), encoding="utf-8")
     for path in sorted(outdir.rglob("*.html")):
         if "_static" in path.parts or "_sources" in path.parts:
             continue

@@ -169,11 +169,15 @@ def new_page(browser, width: int = 1280, height: int = 900):
     return page, log
 
 
-def settle(page) -> None:
-    """Start every figure and explorer now (the page starts each as it comes into view), then wait until every
-    static explorer is initialised, MathJax has typeset (when the build left the math to it) and the web fonts are
-    in."""
+def settle(page, every_section: bool = True) -> None:
+    """Lay out every section and start every figure and explorer now (the page does each as it comes near the
+    screen), then wait until every static explorer is initialised, MathJax has typeset (when the build left the math
+    to it) and the web fonts are in. The tests then measure what a reader who scrolls to each part sees: in a section
+    the browser has skipped, an SVG text measures as a box of no size. ``every_section=False`` leaves the sections
+    as the browser has them (the tests of that)."""
     page.wait_for_function("() => document.readyState === 'complete'")
+    if every_section:
+        lay_out_every_section(page)
     page.evaluate("async () => { if (window.toyDrawAll) await window.toyDrawAll(); }")
     page.wait_for_function(
         "() => [...document.querySelectorAll('.toy-explorer')].every(e => e.dataset.ready === 'true')")
@@ -209,15 +213,26 @@ def scroll_through(page, log) -> None:
     quiet(page, log)
 
 
-def open_book_page(browser, url: str, width: int = 1280, height: int = 900, scroll: bool = False):
-    """Open a page of the built book and wait until it has settled (explorers ready, math typeset, fonts in)."""
+def open_book_page(browser, url: str, width: int = 1280, height: int = 900, scroll: bool = False,
+                   every_section: bool = True):
+    """Open a page of the built book and wait until it has settled (every section laid out unless
+    ``every_section=False``, explorers ready, math typeset, fonts in)."""
     page, log = new_page(browser, width, height)
     page.goto(url, wait_until="load")
-    settle(page)
+    settle(page, every_section)
     if scroll:
         scroll_through(page, log)
     quiet(page, log)
     return page, log
+
+
+def lay_out_every_section(page) -> None:
+    """Have the browser lay out and paint every section now, as the reader who scrolls to it sees it. The book lets it
+    skip sections far from the screen (``.toy-lazy``: ``content-visibility: auto``), and a checker that reads what
+    is painted (axe's colour contrast) cannot judge text that is not: it reports it as "incomplete", not as passing
+    or failing."""
+    page.add_style_tag(content=".toy-lazy { content-visibility: visible !important; }")
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
 
 
 def to_dark(page) -> None:

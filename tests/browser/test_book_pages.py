@@ -174,3 +174,47 @@ def test_under_the_title_as_built_live_code_and_the_figure_list(bt, browser, sit
     if has_list:
         assert state["listShown"]
         assert 0 <= top < 800, f"the first figure's link left it at {top:.0f} px"
+
+
+SCROLLABLE_BLOCKS = "pre, .nboutput > .output_area, .cell_output > .output, .jp-RenderedHTMLCommon, " \
+                    ".pst-scrollable-table-container"  # the theme's list (toyhtml.theme_tab_stops keeps it)
+
+
+def test_far_sections_wait_and_every_block_that_scrolls_is_a_tab_stop(bt, browser, site_url):
+    """4.5 on a phone. Sections far below the screen are not laid out when the page has loaded (toy.css,
+    ``.toy-lazy``). The theme's tab stops, set as each block is laid out (``toyhtml.theme_tab_stops``), are right:
+    a block in a section the browser skips is a tab stop unless it was measured not to scroll, so Tab never skips
+    one that scrolls; once the reader has scrolled to it, a block is a tab stop if and only if it scrolls."""
+    page, _ = bt.open_book_page(browser, bt.page_url(site_url, "chapters/04-the-llm-as-a-policy/4.5-connections"),
+                                width=400, height=800, every_section=False)
+    try:
+        at_load = page.evaluate("""selector => {
+            const shown = [...document.querySelectorAll(selector)].filter(e => e.checkVisibility());
+            const skipped = shown.filter(e => !e.checkVisibility({contentVisibilityAuto: true}));
+            const stops = skipped.map(e => e.tabIndex);  // read before the measuring below lays the blocks out
+            const missed = skipped.filter((e, k) => stops[k] !== 0
+                && (e.scrollWidth > e.clientWidth || e.scrollHeight > e.clientHeight))
+                .map(e => e.outerHTML.slice(0, 80));
+            const sections = [...document.querySelectorAll('.toy-lazy')].filter(s => s.checkVisibility());
+            const laidOut = s => s.firstElementChild.checkVisibility({contentVisibilityAuto: true});
+            return {blocks: shown.length, skipped: skipped.length, missed, sections: sections.length,
+                    sectionsSkipped: sections.filter(s => !laidOut(s)).length};
+        }""", SCROLLABLE_BLOCKS)
+        seen = page.evaluate("""async selector => {
+            const frame = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+            const out = [];
+            for (const e of [...document.querySelectorAll(selector)].filter(e => e.checkVisibility())) {
+                e.scrollIntoView({block: 'center'});
+                await frame(); await frame();
+                const scrolls = e.scrollWidth > e.clientWidth || e.scrollHeight > e.clientHeight;
+                out.push({scrolls, tabIndex: e.tabIndex, what: e.className + ' ' + e.tagName});
+            }
+            return out;
+        }""", SCROLLABLE_BLOCKS)
+    finally:
+        bt.close(page)
+    assert at_load["sections"] >= 5 and at_load["sectionsSkipped"] >= at_load["sections"] // 2, at_load
+    assert at_load["skipped"] > 0 and not at_load["missed"], f"blocks that scroll but Tab skips: {at_load}"
+    wrong = [b for b in seen if b["tabIndex"] != (0 if b["scrolls"] else -1)]
+    assert not wrong, f"{len(wrong)} of {len(seen)} blocks have the wrong tab stop: {wrong[:5]}"
+    assert any(b["scrolls"] for b in seen) and not all(b["scrolls"] for b in seen), "both kinds are checked"

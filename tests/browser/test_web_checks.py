@@ -1,8 +1,10 @@
 """Issue 21: the built pages pass the web's own checkers, whoever wrote the markup (the theme and the extensions
 included): the Nu Html Checker finds no error in any page, and axe-core (WCAG 2.1 A and AA rules) finds no
 violation on any page of the table of contents at 400 and 1280 px, in light and in dark mode, with every figure
-and explorer drawn. Both checkers are npm's (``vnu-jar``, ``axe-core``), unpacked into the environment by
-``scripts/setup.sh``; a missing one fails the test with what to run."""
+and explorer drawn and every section laid out (``open_book_page``: a section the browser has skipped, far from the
+screen, is text axe cannot judge; the last test checks that axe does judge it here). Both checkers are npm's
+(``vnu-jar``, ``axe-core``), unpacked into the environment by ``scripts/setup.sh``; a missing one fails the test with
+what to run."""
 
 from __future__ import annotations
 
@@ -63,3 +65,33 @@ def test_axe_finds_nothing_in_light_and_dark(bt, browser, site_url, book_doc, wi
     finally:
         bt.close(page)
     assert not found, f"{doc} at {width} px: {json.dumps(found, indent=1)[:3000]}"
+
+
+def test_axe_judges_text_in_sections_the_browser_had_skipped(bt, browser, site_url):
+    """The axe test above is not blind below the fold: faint text put into a section far down 4.5, one the browser
+    has not laid out (content-visibility), is a contrast violation once the test has every section laid out."""
+    _need(AXE)
+    page, _ = bt.open_book_page(browser, bt.page_url(site_url, "chapters/04-the-llm-as-a-policy/4.5-connections"),
+                                width=400, height=900, every_section=False)
+    try:
+        skipped = page.evaluate("""() => {
+            const far = [...document.querySelectorAll('.toy-lazy')]
+                .filter(s => s.checkVisibility({visibilityProperty: true, opacityProperty: true})
+                && !s.closest('.solution')
+                && !s.firstElementChild.checkVisibility({contentVisibilityAuto: true})).pop();
+            if (!far) return null;
+            const p = document.createElement('p');
+            p.id = 'faint-probe'; p.textContent = 'Faint text in a section far below.'; p.style.color = '#d8d8d8';
+            far.appendChild(p);
+            return far.id;
+        }""")
+        assert skipped, "no section of 4.5 was left unlaid-out at load: the check below would prove nothing"
+        bt.lay_out_every_section(page)
+        page.add_script_tag(path=str(AXE))
+        flagged = page.evaluate("""async () => {
+            const r = await axe.run(document, {runOnly: {type: 'rule', values: ['color-contrast']}});
+            return r.violations.flatMap(v => v.nodes.map(n => n.target.join(' ')));
+        }""")
+    finally:
+        bt.close(page)
+    assert "#faint-probe" in flagged, f"axe missed faint text in section {skipped}: {flagged}"
