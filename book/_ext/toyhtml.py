@@ -34,14 +34,15 @@ screen. The page's text arrives and shows that much sooner on a slow network. Th
 that a site opened from the disk (``file://``, where a browser refuses ``fetch``) draws its figures too.
 
 And two for a long page on a slow phone, where laying out the page, not loading it, is what keeps the reader
-waiting (4.5: 12,000 elements, half of them typeset math). Each innermost section below the title gets the class
-``toy-lazy`` (``lazy_sections``): ``toy.css`` gives it ``content-visibility: auto``, so the browser lays out and
-paints it only when it nears the screen. And the theme's script that gives each scrollable code block or output a
-tab stop (pydata-sphinx-theme's ``addTabStopsToScrollableElements``) measured every one of them when the page had
-loaded, which made the browser lay out the whole page at once, sections off screen included, and did it again
-after every change to the article (each figure drawn); ``theme_tab_stops`` rewrites it to measure each element when
-the browser has laid it out anyway (a ``ResizeObserver``), with a tab stop until then, so a keyboard reader never
-skips a block that scrolls.
+waiting (4.5: 12,000 elements, four fifths of them typeset math). Each innermost section below the title (an
+exercise's or a solution's text included) gets the class ``toy-lazy`` (``lazy_sections``): ``toy.css`` gives it
+``content-visibility: auto``, so the browser lays out and paints it only when it nears the screen. The theme's
+script that gives each code block, output or table that scrolls a tab stop (pydata-sphinx-theme's
+``addTabStopsToScrollableElements``) measures every one of them when the page has loaded, and again 300 ms after
+each change to the article (each figure drawn): with lazy sections, that would make the browser lay out every
+section it had skipped (1.5 to 2 s on 4.5 with the CPU 4 times slower). ``theme_tab_stops`` rewrites it to measure
+each block when the browser has laid it out anyway (a ``ResizeObserver``), with a tab stop until then, so a
+keyboard reader never skips a block that scrolls.
 """
 
 from __future__ import annotations
@@ -238,7 +239,8 @@ SECTION_TAG = re.compile(r"<section\b[^>]*>|</section>")
 
 
 def lazy_sections(text: str) -> str:
-    """Mark each innermost section below the page's top section (one that holds no section) ``toy-lazy``."""
+    """Add the class ``toy-lazy`` to each section that holds no other section and is itself inside one (so never
+    to the page's top section)."""
     open_tags, leaves = [], []
     for m in SECTION_TAG.finditer(text):
         if not m.group().startswith("</"):

@@ -227,10 +227,10 @@ def open_book_page(browser, url: str, width: int = 1280, height: int = 900, scro
 
 
 def lay_out_every_section(page) -> None:
-    """Have the browser lay out and paint every section now, as the reader who scrolls to it sees it. The book lets it
-    skip sections far from the screen (``.toy-lazy``: ``content-visibility: auto``), and a checker that reads what
-    is painted (axe's colour contrast) cannot judge text that is not: it reports it as "incomplete", not as passing
-    or failing."""
+    """Have the browser lay out every section now, as the reader who scrolls to it sees it. The book lets it skip
+    sections far from the screen (``.toy-lazy``: ``content-visibility: auto``), and checkers cannot reliably judge
+    what it skipped: axe's colour contrast leaves most such text "incomplete" (neither passing nor failing), and an
+    SVG text there measures as a box of no size."""
     page.add_style_tag(content=".toy-lazy { content-visibility: visible !important; }")
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
 

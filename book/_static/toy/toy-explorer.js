@@ -480,6 +480,32 @@
     }).observe(document.body, { childList: true, subtree: true });
   }
 
+  // A reader who arrives at a place in the page (a link to #id from another page) stays there while the page
+  // settles. Figures drawn near the screen and sections laid out as they near it (toy.css: .toy-lazy) change the
+  // height of what is above, and the browser's scroll anchoring does not always make up for it: it may anchor on
+  // the section above, which grows below its own top (4.5's "Training every method" moved 757 px down). The hold
+  // ends at the reader's first wheel, touch, key or click, or after 5 s.
+  function holdFragment() {
+    const target = location.hash.length > 1 && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    const article = document.querySelector(".bd-article");
+    if (!target || !article || typeof ResizeObserver === "undefined") return;
+    const top = target.getBoundingClientRect().top;
+    const intents = ["wheel", "touchstart", "keydown", "pointerdown"];
+    const sizes = new ResizeObserver(() => {
+      const drift = target.getBoundingClientRect().top - top;
+      if (Math.abs(drift) > 1) window.scrollBy(0, drift);
+    });
+    const stop = () => {
+      sizes.disconnect();
+      intents.forEach((type) => removeEventListener(type, stop, true));
+    };
+    intents.forEach((type) => addEventListener(type, stop, { capture: true, passive: true }));
+    sizes.observe(article);
+    setTimeout(stop, 5000);
+  }
+  if (document.readyState === "complete") holdFragment();
+  else addEventListener("load", holdFragment);
+
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", initAll);
   else initAll();
 })();
