@@ -293,6 +293,26 @@ time.sleep(60)
 """
 
 
+@pytest.fixture
+def katex_servers(monkeypatch):
+    """Every KaTeX server process a test starts (with sphinxcontrib-katex's own start, which leaves its server running
+    when it fails), stopped when the test ends."""
+    import sphinxcontrib.katex
+
+    started = []
+
+    class Recorded(sphinxcontrib.katex.Popen):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            started.append(self)
+
+    monkeypatch.setattr(sphinxcontrib.katex, "Popen", Recorded)
+    yield started
+    for process in started:
+        process.kill()
+        process.wait()
+
+
 def _fake_katex(monkeypatch, delay: float):
     from sphinxcontrib.katex import KaTeXServer
 
@@ -303,13 +323,14 @@ def _fake_katex(monkeypatch, delay: float):
     return KaTeXServer
 
 
-def test_katex_render_server_is_waited_for_until_it_listens(monkeypatch, tmp_path):
+def test_katex_render_server_is_waited_for_until_it_listens(monkeypatch, tmp_path, katex_servers):
     """sphinxcontrib-katex connects as soon as the socket file exists; a server that listens a moment later is
     refused (a CI build failed so and left the server running). The build's start retries until it listens."""
     katex = _fake_katex(monkeypatch, delay=0.5)
     (tmp_path / "plain").mkdir()
     with pytest.raises(ConnectionRefusedError):
         katex.start_server_process(tmp_path / "plain", 5)
+    assert len(katex_servers) == 1 and katex_servers[0].poll() is None, "the failed start left its server running"
     toybook._patient_katex_start()
     (tmp_path / "patient").mkdir()
     process, sock = katex.start_server_process(tmp_path / "patient", 5)
