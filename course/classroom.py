@@ -45,7 +45,7 @@ from .marks import AnswerKey, Settings, grade_exercise, result_record
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
 MAX_CODE_CHARS = 1_000_000  # in all code cells (a chapter of the book has about 40,000)
-VERSION = 2  # of the results files: a change to grading makes --resume grade again
+VERSION = 3  # of the results files: a change to grading makes --resume grade again
 STOPPING = threading.Event()  # set on Ctrl-C: submissions in progress start no further exercise
 
 
@@ -57,6 +57,7 @@ class BookNotebook:
     exercises: list  # [(exercise, function name)]
     stubs: dict = field(default_factory=dict)  # function -> source
     solutions: dict = field(default_factory=dict)  # function -> source
+    cells: frozenset = frozenset()  # the student edition's code cells (slicing.normal): the book's own code
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -162,12 +163,6 @@ def which_notebook(path: Path, cells: list[str], book: dict) -> str | None:
     return best if best and overlap[best] else None
 
 
-def _check_cell(cells: list[str], exercise: str) -> int:
-    """The index of the code cell that checks ``exercise`` (the last cell if none does)."""
-    pattern = re.compile(r"check\(\s*[\"']" + re.escape(exercise) + r"[\"']")
-    return next((i for i, source in enumerate(cells) if pattern.search(source)), len(cells) - 1)
-
-
 def grade_submission(student: str, path: Path, book: dict, keys: dict, settings: Settings,
                      timeout: float) -> dict:
     """One submission's record: its notebook, digest, and each exercise's result (never raises)."""
@@ -195,8 +190,7 @@ def grade_submission(student: str, path: Path, book: dict, keys: dict, settings:
                 continue
             mine = replace(settings, setup_seconds=min(settings.setup_seconds, left),
                            case_seconds=min(settings.case_seconds, left))
-            upto = _check_cell(cells, exercise)
-            graded = grade_exercise(cells[:upto + 1], exercise, function, keys[name], mine)
+            graded = grade_exercise(cells, exercise, function, keys[name], mine, book[name].cells)
             record["exercises"].append(result_record(graded))
     except Unreadable as err:
         record["problem"] = str(err)

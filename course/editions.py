@@ -19,6 +19,7 @@ import nbformat
 
 from .classroom import BookNotebook
 from .marks import exercises_checked
+from .slicing import normal
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
@@ -82,7 +83,8 @@ def book() -> dict[str, BookNotebook]:
     found = {}
     for path in book_notebooks():
         nb = nbformat.read(path, as_version=4)
-        entry = BookNotebook(exercises_checked(nb))
+        entry = BookNotebook(exercises_checked(nb), cells=frozenset(
+            normal(c.source) for c in student_edition(nb).cells if c.cell_type == "code"))
         for cell in nb.cells:
             tags = cell.get("metadata", {}).get("tags", [])
             if cell.cell_type == "code" and _defines(cell.source):

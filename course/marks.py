@@ -2,23 +2,24 @@
 
 For each notebook the grader draws the hidden cases with the run's seed and computes the reference answers with
 its own ``toy`` (``AnswerKey``). ``grade_exercise`` then starts a sandbox for one exercise of one submission
-(``sandbox.py``), sends it the code the exercise needs (``slicing.py``), then the hidden inputs one at a time, and
-judges each reply here, with the same words as ``toy.exercises.check``. The sandbox never sees an answer, the
-seed, or another exercise's cases; a reply that is late, too long or malformed ends the exercise.
+(``sandbox.py``), sends it the code the exercise runs (every cell the student wrote, and the book's own cells it
+needs: ``slicing.py``), then the hidden inputs one at a time, and judges each reply here, with the same words as
+``toy.exercises.check``. The sandbox never sees an answer, the seed, or another exercise's cases. A reply that is
+late, too long or malformed costs that exercise (the others are graded in sandboxes of their own), and whatever
+goes wrong while grading one exercise is a row for that exercise, never for the submission.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import selectors
 import time
 from dataclasses import dataclass, field
 
 from toy.exercises import EXERCISES, CheckResult, Outcome, hidden_cases, judge
 
 from . import protocol, sandbox, slicing
+from .channel import Channel, Ended, Late
 from .restricted import restricted_toy
 
 CHECK_CALL = re.compile(r"toy\.exercises\.check\(\s*[\"']([^\"']+)[\"']\s*,\s*(\w+)")
@@ -59,56 +60,14 @@ class Settings:
     limits: sandbox.Limits = field(default_factory=sandbox.Limits)
 
 
-class _Late(Exception):
-    pass
-
-
-class _Ended(Exception):
-    pass
-
-
-class Channel:
-    """Messages to and from one sandbox, each reply awaited against a deadline and parsed with suspicion."""
-
-    def __init__(self, proc):
-        self.proc, self.buffer = proc, b""
-        self.selector = selectors.DefaultSelector()
-        self.selector.register(proc.stdout, selectors.EVENT_READ)
-        os.set_blocking(proc.stdout.fileno(), False)
-
-    def send(self, message) -> None:
-        try:
-            self.proc.stdin.write(protocol.dumps(message))
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            raise _Ended from None
-
-    def receive(self, seconds: float) -> dict:
-        deadline = time.monotonic() + seconds
-        while b"\n" not in self.buffer:
-            if len(self.buffer) > protocol.MAX_LINE:
-                raise protocol.BadReply(f"a reply of more than {protocol.MAX_LINE:,} bytes")
-            left = deadline - time.monotonic()
-            if left <= 0 or not self.selector.select(left):
-                raise _Late
-            chunk = os.read(self.proc.stdout.fileno(), 1 << 20)
-            if not chunk:
-                raise _Ended
-            self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return protocol.parse(line)
-
-    def close(self) -> None:
-        self.selector.close()
-
-
 @dataclass
 class Graded:
-    """One exercise of one submission: the verdict, what stopped it if something did, and the code it ran."""
+    """One exercise of one submission: the verdict, what stopped it if something did, and the student's own code
+    the grader ran (``[(cell, source)]``; the book's unchanged cells it also ran are not listed)."""
 
     result: CheckResult
     problems: list = field(default_factory=list)
-    code: list = field(default_factory=list)  # [(cell, source)] the grader ran for this exercise
+    code: list = field(default_factory=list)
     seconds: float = 0.0
 
 
@@ -123,19 +82,28 @@ def _ended_words(proc, group, when: str) -> str:
             + (f": {protocol.read_text(said, 200)}" if said else ""))
 
 
-def grade_exercise(cells: list[str], exercise: str, function: str, key: AnswerKey,
-                   settings: Settings) -> Graded:
-    """Grade ``exercise`` of one submission whose code cells up to the check are ``cells``."""
+def grade_exercise(cells: list[str], exercise: str, function: str, key: AnswerKey, settings: Settings,
+                   book_cells: frozenset = frozenset()) -> Graded:
+    """Grade ``exercise`` of one submission whose code cells are ``cells`` (``book_cells``: the ``slicing.normal``
+    sources of the book's own cells, which the grader may skip when unchanged). Never raises."""
     start = time.monotonic()
     n = len(key.cases[exercise])
-    code, problems = slicing.needed_code(cells, function)
-    graded = Graded(CheckResult(exercise, "error", "not graded", 0, n), problems, code)
-    if not code:
-        if not any(function in source for source in cells):
-            return Graded(CheckResult(exercise, "missing", f"the notebook defines no function {function} (in the "
-                                      "cells up to its check)", 0, n), problems, [], time.monotonic() - start)
-        code, _ = slicing.needed_code(cells, function, everything=True)  # defined some other way: run them all
-        graded.code = code
+    try:
+        return _grade(cells, exercise, function, key, settings, book_cells, start)
+    except Exception as err:  # noqa: BLE001 - one exercise's row, whatever went wrong
+        return Graded(CheckResult(exercise, "error", f"the grader could not grade this exercise ({type(err).__name__}"
+                                  f": {protocol.read_text(str(err), 200)})", 0, n), seconds=time.monotonic() - start)
+
+
+def _grade(cells, exercise, function, key, settings, book_cells, start) -> Graded:
+    n = len(key.cases[exercise])
+    run, mine, problems = slicing.cells_to_run(cells, exercise, function, book_cells)
+    code = {cell: source for cell, source in run}
+    graded = Graded(CheckResult(exercise, "error", "not graded", 0, n), problems, [(c, code[c]) for c in mine])
+    missing = CheckResult(exercise, "missing", f"the notebook defines no function {function} and checks none "
+                          f"for {exercise} (in the cells up to its last check)", 0, n)
+    if not run:
+        return Graded(missing, problems, [], time.monotonic() - start)
 
     def finish(result: CheckResult) -> Graded:
         graded.result, graded.seconds = result, time.monotonic() - start
@@ -143,34 +111,33 @@ def grade_exercise(cells: list[str], exercise: str, function: str, key: AnswerKe
 
     proc, group = sandbox.start(restricted_toy(exercise), settings.limits)
     channel = Channel(proc)
-    when = "while running the code this exercise needs"
+    when = "while running the notebook's code"
     try:
-        channel.send({"setup": {"code": code, "function": function}})
+        channel.send({"setup": {"cells": run, "exercise": exercise, "function": function}})
         reply = channel.receive(settings.setup_seconds)
-        graded.problems += [protocol.read_text(p) for p in reply.get("problems", [])[:5]
-                            if isinstance(reply.get("problems"), list)]
+        said = reply.get("problems", [])
+        if not isinstance(said, list):
+            raise protocol.BadReply("problems that are not a list")
+        graded.problems += [protocol.read_text(p) for p in said[:5]]
         if "missing" in reply:
-            return finish(CheckResult(exercise, "missing", f"the notebook defines no function {function} (in the "
-                                      "cells up to its check)", 0, n))
+            return finish(missing)
         if reply.get("ready") is not True:
             raise protocol.BadReply("a reply that is not the answer to the set-up")
         for i, case in enumerate(key.cases[exercise]):
             when = f"on hidden case {i + 1}"
             channel.send({"call": key.inputs[exercise][i]})
             try:
-                reply = channel.receive(settings.case_seconds)
-            except _Late:
+                outcome = _outcome(channel.receive(settings.case_seconds))
+            except Late:
                 outcome = Outcome("timeout", detail=f"{settings.case_seconds:g}")
-            else:
-                outcome = _outcome(reply)
             result = judge(EXERCISES[exercise], i, n, case, outcome, key.answers[exercise][i])
             if result:
                 return finish(result)
         return finish(CheckResult(exercise, "pass", f"all {n} hidden cases pass.", n, n))
-    except _Late:
-        return finish(CheckResult(exercise, "timeout", f"the code this exercise needs did not finish within "
+    except Late:
+        return finish(CheckResult(exercise, "timeout", f"the notebook's code did not finish within "
                                   f"{settings.setup_seconds:g} s", 0, n))
-    except _Ended:
+    except Ended:
         channel.close()
         proc.wait()
         return finish(CheckResult(exercise, "error", _ended_words(proc, group, when), 0, n))
@@ -187,6 +154,8 @@ def _outcome(reply: dict) -> Outcome:
         return Outcome("returned", protocol.read_answer(reply.get("value")))
     if kind in ("not implemented", "error", "forbidden"):
         return Outcome(kind, detail=protocol.read_text(reply.get("detail", ""), 300))
+    if kind == "bad reply":
+        raise protocol.BadReply(protocol.read_text(reply.get("detail", "a malformed reply"), 200))
     raise protocol.BadReply("a reply of no known kind")
 
 

@@ -83,6 +83,14 @@ def decode(data):
     return TabularPolicy([decode(z) for z in data["logits"]], eos=data["eos"])
 
 
+NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}  # how non-finite numbers travel (as text)
+
+
+def _number(x: float):
+    """A float as JSON-ready data: itself if finite, else "nan", "inf" or "-inf" (JSON has no such numbers)."""
+    return x if math.isfinite(x) else ("nan" if math.isnan(x) else "inf" if x > 0 else "-inf")
+
+
 def describe(value) -> dict:
     """What a student's function returned, as plain data: a number, an array of numbers, or a description."""
     try:
@@ -90,11 +98,12 @@ def describe(value) -> dict:
             return {"other": type(value).__name__, "repr": repr(value)}
         if isinstance(value, (int, float, np.integer, np.floating)) or (
                 isinstance(value, np.ndarray) and value.shape == ()):
-            return {"number": float(value), "type": type(value).__name__}
+            return {"number": _number(float(value)), "type": type(value).__name__}
         arr = np.asarray(value, dtype=float)
         if arr.size > MAX_ARRAY:
             return {"array": None, "shape": list(arr.shape), "type": type(value).__name__}
-        return {"array": arr.tolist(), "shape": list(arr.shape), "type": type(value).__name__}
+        flat = [_number(x) for x in arr.ravel().tolist()]
+        return {"array": flat, "shape": list(arr.shape), "type": type(value).__name__}
     except Exception:  # noqa: BLE001 - any other object is described, not compared
         try:
             text = repr(value)[:200]
@@ -112,12 +121,35 @@ class BadReply(ValueError):
     """A message from the sandbox that no honest worker writes."""
 
 
+MAX_DIGITS = 18  # of an integer in a reply (ids, shapes); a longer one is no honest worker's
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise BadReply(f"an integer of {len(text)} digits")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    x = float(text)
+    if not math.isfinite(x):
+        raise BadReply("a number outside the range of a float")
+    return x
+
+
+def _constant(text: str):
+    raise BadReply(f"{text} as a JSON number (non-finite numbers travel as text)")
+
+
 def parse(line: bytes) -> dict:
-    """One message from the sandbox, or BadReply (too long, not JSON, nested too deep, not an object)."""
+    """One message from the sandbox, or BadReply: too long, not JSON, nested too deep, not an object, an integer
+    longer than ``MAX_DIGITS``, a number outside float range, or NaN/Infinity written as numbers."""
     if len(line) > MAX_LINE:
         raise BadReply(f"a reply of more than {MAX_LINE:,} bytes")
     try:
-        message = json.loads(line)
+        message = json.loads(line, parse_int=_int, parse_float=_float, parse_constant=_constant)
+    except BadReply:
+        raise
     except (ValueError, RecursionError) as err:
         raise BadReply(f"a reply that is not JSON ({type(err).__name__})") from None
     if not isinstance(message, dict):
@@ -141,31 +173,44 @@ def _text(value, limit: int = 200) -> str:
     return "".join(c if c.isprintable() else " " for c in text)[:limit]
 
 
+def _read_number(x) -> float:
+    """A number as ``describe`` writes it: a finite float (or int), or "nan", "inf", "-inf"; BadReply otherwise."""
+    if isinstance(x, str) and x in NONFINITE:
+        return NONFINITE[x]
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise BadReply("a number that is not a number")
+    try:
+        value = float(x)
+    except OverflowError:
+        raise BadReply("a number outside the range of a float") from None
+    if not math.isfinite(value):
+        raise BadReply("a number outside the range of a float")
+    return value
+
+
 def read_answer(data) -> object:
     """The answer ``describe`` wrote, rebuilt for ``toy.exercises``' comparison; BadReply if it is malformed."""
     if not isinstance(data, dict):
         raise BadReply("an answer that is not a JSON object")
+    kind = data.get("type", "")
+    if not isinstance(kind, str):
+        raise BadReply("an answer whose type is not text")
     if "number" in data:
-        number = data["number"]
-        if isinstance(number, bool) or not isinstance(number, (int, float)):
-            raise BadReply("a number that is not a number")
-        return float(number)
+        return _read_number(data["number"])
     if "array" in data:
         shape = data.get("shape")
         if not (isinstance(shape, list) and len(shape) <= 32
-                and all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n for n in shape)):
+                and all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n < 2**31 for n in shape)):
             raise BadReply("an array with a malformed shape")
         if data["array"] is None:  # too large to send: only its shape matters (it cannot be right)
             if math.prod(shape) <= MAX_ARRAY:
                 raise BadReply("a small array sent as too large")
             return Other(f"an array of shape {tuple(shape)} (too large to compare)")
-        try:
-            arr = np.array(data["array"], dtype=float)
-        except (TypeError, ValueError, RecursionError):
-            raise BadReply("an array that is not numbers") from None
-        if arr.size > MAX_ARRAY or list(arr.shape) != shape:
+        flat = data["array"]
+        if not isinstance(flat, list) or len(flat) != math.prod(shape) or len(flat) > MAX_ARRAY:
             raise BadReply("an array whose shape is not the one it states")
-        return arr.tolist() if data.get("type") == "list" else arr
+        arr = np.array([_read_number(x) for x in flat], dtype=float).reshape(shape)
+        return arr.tolist() if kind == "list" else arr
     if "other" in data:
         kind = type(_text(data["other"], 60) or "object", (Other,), {})
         return kind(_text(data.get("repr", "")))

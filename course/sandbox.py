@@ -341,13 +341,13 @@ def stderr_tail(proc: subprocess.Popen) -> str:
 def probe(limits: Limits) -> dict:
     """Start one sandbox and call a function in it; Refused, with what went wrong, unless it answers and runs as
     another user than root. Returns what the sandbox enforces on this machine, in words (for run.json)."""
-    from .marks import Channel  # the grader's own reader of a sandbox's replies
+    from .channel import Channel  # the grader's own reader of a sandbox's replies
 
     proc, group = start(restricted_toy_plain(), limits)
     channel = Channel(proc)
     try:
-        channel.send({"setup": {"code": [[1, "import os\ndef probe():\n    return os.getuid()"]],
-                                "function": "probe"}})
+        channel.send({"setup": {"cells": [[1, "import os\ndef probe():\n    return os.getuid()"]],
+                                "exercise": "probe", "function": "probe"}})
         ready = channel.receive(60)
         channel.send({"call": {"tuple": []}})
         reply = channel.receive(60)

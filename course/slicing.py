@@ -1,21 +1,25 @@
-"""Which of a notebook's code the grader runs for one exercise: what the student's function needs, no figures.
+"""Which of a notebook's code the grader runs for one exercise: everything the student wrote, and of the book's own
+cells only what that needs.
 
-The grader does not run a whole notebook to mark an exercise. From the code cells up to the one that checks the
-exercise it keeps the top-level statements that define, or change, a name the function needs (its own ``def``,
-the helpers and constants it uses, their imports, a statement that fills a table it reads), found by following
-names from the function outwards until nothing new is needed. Figures, explorers, training runs and prints that
-no needed name depends on are left out, which is most of a chapter's running time.
+The grader runs what the student ran. Of the code cells up to the last one that checks the exercise:
+
+- **every cell the student wrote or changed runs whole**, as written (IPython magics such as ``%%time`` included;
+  the worker runs them with IPython): helpers, constants, top-level calls that fill a table or set a global, imports,
+  decorators, whatever the cell holds. Nothing the student wrote is dropped.
+- **the book's own cells the student left unchanged** (the cells of the student edition, compared without trailing
+  spaces) are the only ones the grader may skip: it knows them, and most of them draw figures. Of those it keeps the
+  top-level statements that define, or change, a name the student's cells or the graded function read, found by
+  following names outwards until nothing new is needed.
 
 A statement that stores into ``x`` (``x = ...``, ``x[k] = ...``, ``x.a = ...``, ``for x in``, ``def x``,
 ``import x``) or calls a method on ``x`` (``x.append(...)``, when ``x`` is not a module) "changes" ``x``. A name a
-statement reads is then needed too. Over-including costs time only; the other way, a function that is missing
-from the slice, the grader falls back to running every code cell up to the check (``needed_code(..., everything=
-True)``).
+kept statement reads is then needed too. Over-including costs time only.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import symtable
 import threading
 from dataclasses import dataclass
@@ -178,14 +182,59 @@ def _statements(cells: list[str]) -> tuple[list[Statement], list[str]]:
     return found, problems
 
 
-def needed_code(cells: list[str], function: str, everything: bool = False) -> tuple[list[tuple[int, str]], list[str]]:
-    """[(cell, source), ...] of the statements ``function`` needs, in notebook order, and the cells that could
-    not be read. ``everything``: every statement (a notebook run top to bottom, as the fallback)."""
-    found, problems = statements(cells)
-    if everything:
-        return [(s.cell, s.source) for s in found], problems
-    needed, keep = {function}, set()
-    grew = True
+def normal(source: str) -> str:
+    """A cell's source compared with the book's: trailing spaces and blank lines at either end do not count."""
+    return "\n".join(line.rstrip() for line in source.strip("\n").splitlines()).strip()
+
+
+def _check_pattern(exercise: str) -> re.Pattern:
+    return re.compile(r"check\(\s*[\"']" + re.escape(exercise) + r"[\"']")
+
+
+def last_check(cells: list[str], exercise: str) -> int:
+    """The index of the last code cell that checks ``exercise`` (the last cell if none does)."""
+    pattern = _check_pattern(exercise)
+    found = [i for i, source in enumerate(cells) if pattern.search(source)]
+    return found[-1] if found else len(cells) - 1
+
+
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def student_reads(source: str) -> set[str]:
+    """The module-level names a cell of the student's may read: its own reads, the names in the code its magics
+    run (``%%time``'s body, ``%timeit``'s statement), and, for a cell Python cannot read, every identifier in it."""
+    with AST_LOCK:
+        python = _python(source)
+        try:
+            tree = ast.parse(python)
+            reads = _global_reads(python)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return set(IDENTIFIER.findall(source))
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr.startswith("run_") and node.func.attr.endswith("magic")):
+                for arg in node.args:
+                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                        reads |= set(IDENTIFIER.findall(arg.value))
+    return reads
+
+
+def cells_to_run(cells: list[str], exercise: str, function: str, book_cells: frozenset = frozenset()
+                 ) -> tuple[list[tuple[int, str]], list[int], list[str]]:
+    """What the grader runs for ``exercise`` of a notebook whose code cells are ``cells``.
+
+    Returns ``[(cell, source), ...]`` in notebook order (``cell`` 1-based among code cells; the student's cells
+    whole, the book's unchanged cells as their needed statements), the numbers of the student's own cells among
+    them, and the cells that could not be read. ``book_cells``: the ``normal`` sources of the book's cells."""
+    upto = last_check(cells, exercise)
+    mine = [i for i in range(upto + 1) if normal(cells[i]) not in book_cells]
+    needed = {function}
+    for i in mine:
+        needed |= student_reads(cells[i])
+    book = [i for i in range(upto + 1) if i not in set(mine)]
+    found, problems = statements([cells[i] for i in book])
+    keep, grew = set(), True
     while grew:
         grew = False
         for k, s in enumerate(found):
@@ -193,4 +242,13 @@ def needed_code(cells: list[str], function: str, everything: bool = False) -> tu
                 keep.add(k)
                 needed |= s.reads
                 grew = True
-    return [(s.cell, s.source) for k, s in enumerate(found) if k in keep], problems
+    chunks: dict[int, list[str]] = {}
+    for k, s in enumerate(found):
+        if k in keep:
+            chunks.setdefault(book[s.cell - 1], []).append(s.source)
+    for i in mine:
+        chunks[i] = [cells[i]]
+    problems = [re.sub(r"Code cell (\d+)", lambda m: f"Code cell {book[int(m.group(1)) - 1] + 1}", p)
+                for p in problems]
+    run = [(i + 1, "\n".join(chunks[i])) for i in sorted(chunks)]
+    return run, [i + 1 for i in mine], problems

@@ -118,10 +118,13 @@ def test_a_hostile_class_gets_what_it_deserves_and_harms_nothing(tmp_path, monke
         for ex in EXERCISES:
             expect(student, ex, {"pass"}, "an honest answer")
     # attacks that return the right answer only if they failed: a pass proves the attack failed
-    for student in ("writer", "reader", "source_reader", "litter", "many_files", "fork_bomb", "killer", "daemon",
-                    "network"):
+    for student in ("writer", "reader", "source_reader", "litter", "many_files", "fork_bomb", "daemon", "network"):
         for ex in EXERCISES:
             expect(student, ex, {"pass"}, "the attack should have failed")
+    # the killer kills the worker's relay (its parent): it costs only its own exercise
+    expect("killer", "4.1-value", {"pass", "error"}, "the attack should have failed")
+    for ex in EXERCISES[1:]:
+        expect("killer", ex, {"pass"}, "the other exercises are graded as usual")
     # the forbidden reference, however reached, earns nothing
     expect("shortcut", "4.1-value", {"forbidden"}, "toy.value called")
     expect("alias", "4.1-value", {"forbidden"}, "toy.value imported under another name")
@@ -134,18 +137,22 @@ def test_a_hostile_class_gets_what_it_deserves_and_harms_nothing(tmp_path, monke
     # forged answers, patched grader code, limits, time
     expect("forger", "4.1-value", {"fail"}, "a wrong answer, forged replies around it")
     expect("forger", "4.1-response-probability", {"error"}, "SystemExit")
+    # its patches run for every exercise; they cannot make a wrong answer pass, nor a right one fail
     expect("patcher", "4.1-value", {"fail"}, "patched json, numpy and builtins")
     expect("patcher", "4.1-response-probability", {"fail", "error"}, "patched json")
+    expect("patcher", "4.1-token-advantages", {"pass"}, "an honest answer beside the patches")
     expect("memory_hog", "4.1-value", {"error", "timeout"}, "more memory than the sandbox has")
     if "attack succeeded" in said[("memory_hog", "4.1-value")]:
         wrong.append("memory_hog: four processes of 300 MB each fitted in a sandbox of 1024 MB")
     expect("spinner", "4.1-value", {"timeout"}, "a loop that ignores SIGXCPU")
     expect("sleeper", "4.1-value", {"timeout"}, "a set-up that never ends")
-    expect("sleeper", "4.1-response-probability", {"missing"}, "never defined")
+    expect("sleeper", "4.1-response-probability", {"missing", "timeout"}, "never defined, after a set-up that "
+           "never ends")
     expect("flood", "4.1-value", {"fail"}, "an answer too large to send")
-    expect("exits", "4.1-value", {"error"}, "os._exit in the set-up")
+    for ex in EXERCISES:
+        expect("exits", ex, {"error"}, "os._exit in the set-up, which runs for every exercise")
     expect("whoami", "4.1-value", {"error"}, "reports its user")
-    for student in ("forger", "patcher", "memory_hog", "spinner", "flood", "exits", "whoami", "shortcut", "thread"):
+    for student in ("forger", "memory_hog", "spinner", "flood", "whoami", "shortcut", "thread"):
         expect(student, "4.1-token-advantages", {"pass"}, "the other exercises are graded as usual")
     assert not wrong, "\n".join(wrong)
 
@@ -350,7 +357,10 @@ def test_hidden_inputs_cross_as_plain_data_and_rebuild_exactly():
 
 
 @pytest.mark.parametrize("line", [
-    b"[" * 100_000, b"not json", b"[1, 2]", b'"text"', b"x" * (protocol.MAX_LINE + 1)])
+    b"[" * 100_000, b"not json", b"[1, 2]", b'"text"', b"x" * (protocol.MAX_LINE + 1),
+    b'{"id": 1, "kind": "returned", "value": {"number": ' + b"9" * 400 + b"}}",  # OverflowError in float()
+    b'{"id": 1, "kind": "returned", "value": {"number": 1e400}}', b'{"id": 1, "value": {"number": NaN}}',
+    b'{"id": 1, "value": {"number": -Infinity}}', b'{"id": ' + b"1" * 5000 + b"}"])
 def test_a_malformed_reply_is_refused_in_words(line):
     with pytest.raises(protocol.BadReply):
         protocol.parse(line)
@@ -359,7 +369,8 @@ def test_a_malformed_reply_is_refused_in_words(line):
 @pytest.mark.parametrize("answer", [
     None, [], {"number": True}, {"number": "1"}, {"array": [[1, 2], [3]], "shape": [2, 2]},
     {"array": [1, 2], "shape": [3]}, {"array": None, "shape": [2]}, {"array": [1], "shape": "x"},
-    {"array": ["a"], "shape": [1]}, {"nothing": 1}])
+    {"array": ["a"], "shape": [1]}, {"nothing": 1}, {"number": "1e5"}, {"number": 10**400},
+    {"array": [1, "nan", "x"], "shape": [3]}, {"array": [[1, 2]], "shape": [1, 2]}, {"number": 1, "type": 5}])
 def test_a_malformed_answer_is_refused(answer):
     with pytest.raises(protocol.BadReply):
         protocol.read_answer(answer)
@@ -367,8 +378,13 @@ def test_a_malformed_answer_is_refused(answer):
 
 def test_answers_are_read_as_numbers_arrays_or_words():
     assert protocol.read_answer({"number": 2}) == 2.0
-    arr = protocol.read_answer({"array": [[1, 2]], "shape": [1, 2], "type": "ndarray"})
+    arr = protocol.read_answer({"array": [1, 2], "shape": [1, 2], "type": "ndarray"})
     assert isinstance(arr, np.ndarray) and arr.shape == (1, 2)
+    # non-finite numbers travel as text, both ways, and come back as floats
+    sent = json.loads(protocol.dumps(protocol.describe(np.array([np.nan, np.inf, -1.5]))))
+    back = protocol.read_answer(sent)
+    assert np.isnan(back[0]) and back[1] == np.inf and back[2] == -1.5
+    assert np.isnan(protocol.read_answer(protocol.parse(protocol.dumps(protocol.describe(float("nan"))))))
     other = protocol.read_answer({"other": "str\x00\n", "repr": "=cmd|' /C calc'!A0\x1b[31m" + "y" * 500})
     assert type(other).__name__ == "str  " and len(repr(other)) == 200 and "\x1b" not in repr(other)
     assert protocol.describe(np.float32(0.5)) == {"number": 0.5, "type": "float32"}
@@ -404,24 +420,39 @@ def test_forbidden_code_is_not_in_the_sandboxes_toy():
         restricted.strip_source("def f():\n    return 1\n", {"nothing": "toy.nothing"})
 
 
-def test_only_the_code_an_answer_needs_is_run():
-    cells = ["import numpy as np\nimport toy\nimport plotly",
-             "TABLE = {}\nfor k in range(3):\n    TABLE[k] = k * k",
-             "fig = toy.figures.distribution_bars({}, [], 'slow')\nfig.show()\nprint('hello')",
-             "def helper(x):\n    return TABLE[x] + np.sqrt(x)",
-             "HELPERS = []\nHELPERS.append(helper)\nunused = 3",
-             "%matplotlib inline\ndef answer(policy, x):\n    x = helper(x)\n    return HELPERS[0](x) + x",
+def test_the_grader_runs_every_cell_the_student_wrote_and_only_the_book_cells_they_need():
+    book = ["import numpy as np\nimport toy\nimport plotly",
+            "TABLE = {}\nfor k in range(3):\n    TABLE[k] = k * k",
+            "fig = toy.figures.distribution_bars({}, [], 'slow')\nfig.show()\nprint('hello')",
+            "def answer(policy, x):\n    raise NotImplementedError",
+            "toy.exercises.check('e', answer)",
+            "LATER = 1"]
+    known = frozenset(slicing.normal(c) for c in book)
+    cells = [book[0], book[1], book[2],
+             "HELPERS = []\ndef configure():\n    global SCALE\n    SCALE = 2\nconfigure()\nprint('ran')",
+             "%%time\ndef answer(policy, x):  \n    return HELPERS[0](TABLE[x]) * SCALE\n",
+             "HELPERS.append(np.sqrt)\n",
              "broken (",
-             "toy.exercises.check('e', answer)"]
-    code, problems = slicing.needed_code(cells, "answer")
-    text = [src for _, src in code]
-    assert text == ["import numpy as np", "TABLE = {}", "for k in range(3):\n    TABLE[k] = k * k",
-                    "def helper(x):\n    return TABLE[x] + np.sqrt(x)", "HELPERS = []", "HELPERS.append(helper)",
-                    "def answer(policy, x):\n    x = helper(x)\n    return HELPERS[0](x) + x"]
-    assert problems == ["Code cell 7 is not valid Python (SyntaxError), so it was not run"]
-    everything, _ = slicing.needed_code(cells, "answer", everything=True)
-    assert len(everything) > len(code) and any("fig.show()" in s for _, s in everything)
-    star, _ = slicing.needed_code(["from math import *", "def f():\n    return pi"], "f")
+             book[4] + "\n", book[5]]
+    run, mine, problems = slicing.cells_to_run(cells, "e", "answer", known)
+    assert mine == [4, 5, 6, 7]  # everything the student wrote, whatever it is, whole
+    assert [c for c, _ in run] == [1, 2, 4, 5, 6, 7]  # book cells 3 (a figure) and 8 (the check) are skipped
+    assert dict(run)[1] == "import numpy as np"  # of the book's cells, the statements that are needed
+    assert dict(run)[2] == book[1] and dict(run)[4] == cells[3] and dict(run)[5] == cells[4]
+    assert problems == []  # a cell the student wrote is run as it is, and the worker says what it raised
+    # the last check of the exercise bounds the cells: a later cell is not run
+    again = cells + ["def answer(policy, x):\n    return 0", "toy.exercises.check('e', answer)"]
+    run, mine, _ = slicing.cells_to_run(again, "e", "answer", known)
+    assert mine == [4, 5, 6, 7, 10] and [c for c, _ in run][-2:] == [7, 10]
+    # a student who changed nothing: the stub is what runs
+    run, mine, _ = slicing.cells_to_run(book, "e", "answer", known)
+    assert mine == [] and run == [(4, book[3])]
+    # names read only inside a magic's code still bring in the book's cells that define them
+    run, _, _ = slicing.cells_to_run([book[1], "%time X = TABLE[1]", "def answer(p, x):\n    return X"], "e",
+                                     "answer", known)
+    assert [c for c, _ in run] == [1, 2, 3]
+    star, _, _ = slicing.cells_to_run(["from math import *", "def f():\n    return pi"], "e", "f",
+                                      frozenset({"from math import *"}))
     assert [s for _, s in star] == ["from math import *", "def f():\n    return pi"]
 
 
