@@ -4,7 +4,7 @@ pipe, and a child that runs the student's code.
 Started by the grader as ``python -I -c BOOTSTRAP`` with this file, ``protocol.py`` and the exercise's ``toy`` in
 one zip (``restricted.py``) mounted read-only at ``/opt/grader/sandbox.zip``. Over stdin/stdout, one JSON message
 per line (``protocol.py``), each request numbered by the grader (``id``) and each reply carrying its request's
-number:
+number (between relay and child, a fresh random token stands for the number):
 
 1. grader → ``{"id": 0, "setup": {"cells": [[cell, source], ...], "exercise": name, "function": name}}``; the
    child runs the cells in order, as IPython does (magics such as ``%%time`` included), and replies
@@ -20,11 +20,12 @@ else the function of the book's name.
 **Who may write to the grader.** The first process (the relay) reads the set-up, makes itself non-dumpable (so no
 other process of its user can open its file descriptors through ``/proc`` or trace it), and forks the child, which
 closes the grader's pipe and talks to the relay over a pipe pair of its own. The relay never runs student code: it
-passes each request on, waits for the child's reply with that request's number (lines without it, which the
-student's code may have written into the child's pipe, are dropped), checks the reply's form, and writes it to the
-grader. If the child ends, the relay ends the same way (its exit code, or its signal), so the grader can say how.
-Nothing here is trusted by the grader all the same: it checks every reply, times every call, and computes the mark
-itself. What the submission prints goes nowhere.
+passes each request on under a fresh random token, waits for the child's reply that carries the token (lines without
+it, which the student's code may have written into the child's pipe, are dropped: a line written blind cannot carry
+it), checks the reply's form, and writes it to the grader under the grader's number. If the child ends, the relay
+ends the same way (its exit code, or its signal), so the grader can say how. Nothing here is trusted by the grader
+all the same: it checks every reply, times every call, and computes the mark itself. What the submission prints goes
+nowhere.
 """
 
 from __future__ import annotations
@@ -51,11 +52,13 @@ def main() -> None:
     os.chdir("/tmp/work")
 
     import json
+    import secrets
 
     import numpy  # noqa: F401 - imported once, before the fork, for the child
     import protocol  # course/protocol.py, beside this file in the zip
 
     first = json.loads(grader_in.readline())
+    first["setup"]["nonce"] = secrets.token_hex(16)
     requests_r, requests_w = os.pipe()
     replies_r, replies_w = os.pipe()
     child = os.fork()
@@ -71,14 +74,16 @@ def main() -> None:
     to_child = os.fdopen(requests_w, "wb", buffering=0)
     from_child = os.fdopen(replies_r, "rb")
 
-    grader_out.write(protocol.dumps(_reply_from(from_child, 0, child, protocol)))
+    reply = _reply_from(from_child, first["setup"]["nonce"], child, protocol, setup=True)
+    grader_out.write(protocol.dumps({**reply, "id": first["id"]}))
     for line in grader_in:
         request = json.loads(line)
+        nonce = secrets.token_hex(16)  # the child's reply must carry it: a line written blind cannot
         try:
-            to_child.write(protocol.dumps(request))
+            to_child.write(protocol.dumps({"id": nonce, "call": request["call"]}))
         except OSError:
             _end_like(child)
-        grader_out.write(protocol.dumps(_reply_from(from_child, request["id"], child, protocol)))
+        grader_out.write(protocol.dumps({**_reply_from(from_child, nonce, child, protocol), "id": request["id"]}))
 
 
 def _not_dumpable() -> None:
@@ -102,8 +107,9 @@ def _end_like(child: int):
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
-def _reply_from(stream, number: int, child: int, protocol) -> dict:
-    """The child's reply to request ``number``, in a form the grader accepts; other lines are dropped."""
+def _reply_from(stream, number: str, child: int, protocol, setup: bool = False) -> dict:
+    """The child's reply to the request the relay numbered ``number`` (a random token), in a form the grader
+    accepts; other lines are dropped."""
     while True:
         line = stream.readline(protocol.MAX_LINE + 1)
         if not line:
@@ -119,30 +125,30 @@ def _reply_from(stream, number: int, child: int, protocol) -> dict:
         if message.get("id") != number or isinstance(message.get("id"), bool):
             continue
         try:
-            return _checked(message, number, protocol)
+            return _checked(message, setup, protocol)
         except protocol.BadReply as err:
-            return {"id": number, "kind": "bad reply", "detail": str(err)}
+            return {"kind": "bad reply", "detail": str(err)}
 
 
-def _checked(message: dict, number: int, protocol) -> dict:
+def _checked(message: dict, setup: bool, protocol) -> dict:
     """Only the fields the protocol has, of the types it says (BadReply otherwise)."""
     problems = message.get("problems", [])
     if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
         raise protocol.BadReply("problems that are not a list of text")
     problems = [p[:300] for p in problems[:MAX_PROBLEMS]]
-    if number == 0:
+    if setup:
         if message.get("ready") is True:
-            return {"id": 0, "ready": True, "problems": problems}
+            return {"ready": True, "problems": problems}
         if isinstance(message.get("missing"), str):
-            return {"id": 0, "missing": message["missing"][:100], "problems": problems}
+            return {"missing": message["missing"][:100], "problems": problems}
         raise protocol.BadReply("a reply that is not the answer to the set-up")
     kind = message.get("kind")
     if kind == "returned":
         protocol.read_answer(message.get("value"))  # raises BadReply if malformed
-        return {"id": number, "kind": kind, "value": message["value"]}
+        return {"kind": kind, "value": message["value"]}
     if kind in ("error", "not implemented", "forbidden"):
         detail = message.get("detail", "")
-        return {"id": number, "kind": kind, "detail": detail[:300] if isinstance(detail, str) else ""}
+        return {"kind": kind, "detail": detail[:300] if isinstance(detail, str) else ""}
     raise protocol.BadReply("a reply of no known kind")
 
 
@@ -243,9 +249,9 @@ def _child(setup: dict, requests_fd: int, replies_fd: int) -> None:
         _run_cell(shell, cell, source, problems)
     function = checked.get(setup["exercise"]) or shell.user_ns.get(setup["function"])
     if not callable(function):
-        send({"id": 0, "missing": setup["function"], "problems": problems[:MAX_PROBLEMS]})
+        send({"id": setup["nonce"], "missing": setup["function"], "problems": problems[:MAX_PROBLEMS]})
         return
-    send({"id": 0, "ready": True, "problems": problems[:MAX_PROBLEMS]})
+    send({"id": setup["nonce"], "ready": True, "problems": problems[:MAX_PROBLEMS]})
     del toy
 
     for line in requests:

@@ -595,3 +595,64 @@ def test_nbgrader_source_has_a_solution_region_and_a_test_cell_per_exercise():
                 "### END SOLUTION")
         assert not any("solution" in c.metadata.get("tags", []) for c in src.cells)
         assert not any("exercise" in c.metadata.get("tags", []) and c.cell_type == "code" for c in src.cells)
+
+
+def _grade_cells(cells: list[str], exercise: str = "4.1-value", function: str = "value_of_prefix"):
+    key = marks.AnswerKey(5, {exercise: function})
+    settings = marks.Settings(setup_seconds=60, case_seconds=10, limits=LIMITS)
+    return marks.grade_exercise(cells, exercise, function, key, settings)
+
+
+def test_the_students_process_cannot_reach_the_grader_pipe():
+    """The student's code runs in the relay's child: the relay's descriptors (its pipe to the grader) cannot be
+    opened through /proc, nor can it be traced; a forged reply written to every descriptor the child can reach
+    is dropped; the honest answer beside the attempts passes."""
+    attempt = '''import ctypes, glob, json, os
+def _reach():
+    done, line = [], (json.dumps({"id": 1, "kind": "returned", "value": {"number": 0.5}}) + "\\n").encode()
+    parent = os.getppid()
+    for path in glob.glob(f"/proc/{parent}/fd/*") + [f"/proc/{parent}/fd/{k}" for k in range(64)]:
+        try:
+            with open(path, "wb", buffering=0) as f:
+                f.write(line)
+            done.append(path)
+        except OSError:
+            pass
+    for fd in range(3, 64):
+        try:
+            os.write(fd, line)
+        except OSError:
+            pass
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.ptrace(16, parent, 0, 0) == 0:  # PTRACE_ATTACH
+        done.append("ptrace")
+    return done
+'''
+    cells = ["import numpy as np\nimport toy", hc.MEMO_VALUE, attempt,
+             "def value_of_prefix(policy, reward, prompt, prefix):\n    done = _reach()\n    if done:\n"
+             "        raise RuntimeError('reached the grader: ' + repr(done)[:200])\n"
+             "    return _memo_value(policy, reward, prompt, prefix)"]
+    graded = _grade_cells(cells)
+    assert graded.result.status == "pass", graded.result.message
+
+
+@pytest.mark.parametrize("forged", [
+    '{"id": 1, "kind": "returned", "value": {"number": ' + "9" * 400 + '}}',
+    '{"id": 0, "ready": true, "problems": 5}', '{"id": 1, "kind": "returned", "value": {"number": NaN}}',
+    '{"id": 1, "kind": "returned", "value": {"array": [1], "shape": [7]}}', "not json at all",
+    '{"kind": "returned", "value": {"number": 0.25}}'])
+def test_a_reply_the_students_code_forges_costs_at_most_its_own_exercise(forged):
+    """Lines written blind into the child's own reply pipe (malformed, or claiming the grader's request number):
+    the relay drops them, as they do not carry its token for the request; the honest answer passes."""
+    cells = ["import gc, io, os\nimport numpy as np\nimport toy", hc.MEMO_VALUE,
+             f"FORGED = {forged!r}\n"
+             "def value_of_prefix(policy, reward, prompt, prefix):\n"
+             "    for obj in gc.get_objects():\n"
+             "        if isinstance(obj, (io.BufferedWriter, io.FileIO)) and not obj.closed:\n"
+             "            try:\n"
+             "                obj.write((FORGED + '\\n').encode()); obj.flush()\n"
+             "            except Exception:\n"
+             "                pass\n"
+             "    return _memo_value(policy, reward, prompt, prefix)"]
+    graded = _grade_cells(cells)
+    assert graded.result.status == "pass", graded.result.message
