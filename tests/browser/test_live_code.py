@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -37,6 +38,26 @@ THEBE_LOADED_JS = """() => ({
     files: performance.getEntriesByType('resource').map(e => e.name).filter(u => /\\/thebe\\//.test(u)),
     cells: document.querySelectorAll('.thebe-cell').length,
 })"""
+
+# every text the Live code status line shows, with whether it was aria-busy then (set up before the page's scripts)
+STATUS_RECORDER_JS = """(() => {
+    window.toyStatusLog = [];
+    const record = (el) => {
+        const text = el.textContent, busy = el.getAttribute('aria-busy') === 'true';
+        const last = window.toyStatusLog[window.toyStatusLog.length - 1];
+        if (!last || last.text !== text || last.busy !== busy) window.toyStatusLog.push({text, busy});
+    };
+    new MutationObserver(() => {
+        const el = document.querySelector('.toy-live-status');
+        if (el) record(el);
+    }).observe(document, {childList: true, subtree: true, characterData: true, attributes: true,
+                          attributeFilter: ['aria-busy']});
+})();"""
+
+
+def page_busy_after(shown: list[dict]) -> bool:
+    return bool(shown) and shown[-1]["busy"]
+
 
 BOOK_REPOSITORY = toysite.repository(Path(__file__).resolve().parents[2])[0]  # the build's, or None
 
@@ -71,6 +92,7 @@ def test_live_code_edits_and_reruns_cells_on_a_local_server(bt, browser, site_ur
     with jupyter_server(tmp_path, site_url, bt.ARTIFACTS / "live-code-server.log") as (server, token):
         page, log = bt.new_page(browser, 1280, 1000)
         try:
+            page.add_init_script(STATUS_RECORDER_JS)
             page.goto(f"{bt.page_url(site_url, DOC)}#toy-live-server={server}&toy-live-token={token}")
             bt.settle(page)
             bt.quiet(page, log)
@@ -97,6 +119,9 @@ def test_live_code_edits_and_reruns_cells_on_a_local_server(bt, browser, site_ur
                         status: document.querySelector('.toy-live-status').textContent};
             }""", k)
             page.wait_for_function("() => document.documentElement.dataset.toyLive === 'live'", timeout=180_000)
+            shown = page.evaluate("() => window.toyStatusLog")
+            sessions = json.loads(urllib.request.urlopen(urllib.request.Request(
+                f"{server}/api/sessions", headers={"Authorization": f"token {token}"}), timeout=10).read())
             after = page.evaluate(THEBE_LOADED_JS)
             status = page.locator(".toy-live-status").text_content()
             # its figure shows the new temperatures once the queued run has run
@@ -133,6 +158,15 @@ def test_live_code_edits_and_reruns_cells_on_a_local_server(bt, browser, site_ur
     assert ("Binder" in label) == bool(BOOK_REPOSITORY), label
     assert after["thebe"] and after["cells"] > 10 and all("/_static/thebe/" in u for u in after["files"]), after
     assert server in status, status
+    # the status line shows the book's progress, never the kernel's events, and is announced once per run-through
+    texts = [t["text"] for t in shown]
+    assert not [t for t in texts if "status changed" in t or "kernel" in t.lower()], texts
+    assert any(re.search(r"Running the page's \d+ code cells .*: \d+ of \d+ done", t) for t in texts), texts
+    announced = [t for t in shown if not t["busy"]]  # a live region is not read out while aria-busy is true
+    assert len(announced) <= 4, announced  # the label as built, and how the run-through ended
+    assert not page_busy_after(shown), "the status line was left aria-busy after the run-through"
+    # this page has a kernel of its own, under its notebook's path (every page once shared the path "/")
+    assert [s_["path"].replace("-", "/").endswith("4.1/formal/mapping.ipynb") for s_ in sessions] == [True], sessions
     assert f"temperatures = {EDITED}" in edited, edited
     assert not during["live"], "the first run-through had ended before the edited cell was run; nothing was queued"
     assert during["queued"] == "true" and "1 cell(s) you ran will run next" in during["status"], during

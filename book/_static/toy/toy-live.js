@@ -138,6 +138,13 @@
     }).observe(document.body, {childList: true, subtree: true});
   }
 
+  function pagePath() {
+    // The page's notebook, as a path on the server: /chapters/04-the-llm-as-a-policy/4.1-formal-mapping.ipynb
+    const page = decodeURIComponent(location.pathname).replace(/\/index\.html$|\.html$|\/$/, "");
+    const root = new URL(contentRoot || "./", location.href).pathname.replace(/\/$/, "");
+    return (page.startsWith(root) ? page.slice(root.length) : page).replace(/^\/*/, "/") + ".ipynb";
+  }
+
   function options(route) {
     const base = {
       requestKernel: true,
@@ -146,7 +153,8 @@
       mountRestartButton: false,
       mountRestartAllButton: false,
       mathjaxUrl: "", // Thebe's default is MathJax 2 from a CDN; outputs here carry no LaTeX
-      kernelOptions: {kernelName: config.kernel || "python3", path: "/"},
+      // one session, so one kernel, per page: the server keys sessions by path, and every page once shared "/"
+      kernelOptions: {kernelName: config.kernel || "python3", path: pagePath()},
       codeMirrorConfig: {lineNumbers: false},
     };
     if (route.kind === "binder") {
@@ -188,6 +196,9 @@
         status.append(ul);
       }
       bar.dataset.state = state;
+      // A screen reader hears how it ended, not each step: a live region is not read out while it is busy
+      if (state === "busy") status.setAttribute("aria-busy", "true");
+      else status.removeAttribute("aria-busy");
     };
     button.addEventListener("click", () => start(button, say).catch((e) => {
       say(`Live code stopped: ${e.message}. The page stays as it was built.`, "error");
@@ -223,9 +234,13 @@
     const plotly = window.toyLoadPlotly ? window.toyLoadPlotly() : Promise.resolve();
     const thebe = await timed(loadThebe(), CONNECT_MS, "Thebe's scripts did not load");
     await timed(plotly, CONNECT_MS, "plotly.js did not load");
-    thebe.on("status", (_evt, data) => {  // the server's progress (Binder: building, launching), not each cell's
-      const server = data && ["server", "session", "kernel"].includes(data.subject);
-      if (server && data.message && bar().dataset.state === "busy") say(`${route.label}: ${data.message}`, "busy");
+    // Binder's progress while it builds and launches a server (minutes); nothing else of Thebe's: its session and
+    // kernel events (a busy/idle pair for every cell) never reach the status line, which says the book's progress.
+    let connecting = true;
+    thebe.on("status", (_evt, data) => {
+      if (route.kind !== "binder" || !connecting || !data || data.subject !== "server" || !data.message) return;
+      if (/status changed to/.test(data.message) || bar().dataset.state !== "busy") return;
+      say(`${route.label}: ${data.message}`, "busy");
     });
     const built = new Set(document.querySelectorAll(".toy-explorer"));
     const cells = markCells();
@@ -233,6 +248,7 @@
     const limit = route.kind === "binder" ? BINDER_MS : CONNECT_MS;
     const {session, notebook} = await timed(thebe.bootstrap(options(route)), limit,
       `${route.label} gave no kernel within ${limit / 1000} s`);
+    connecting = false;
     if (!session || !session.kernel) throw new Error(`${route.label} gave no kernel`);
     await timed(session.kernel.requestExecute({code: PRELUDE, silent: true}).done, CONNECT_MS,
       "the kernel did not answer");
