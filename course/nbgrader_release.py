@@ -13,10 +13,11 @@ For each notebook of the book, the *source* version nbgrader starts from (``sour
   student edition; everything else is kept as it is.
 
 nbgrader runs the notebooks in the kernel they name (``python3``): the course folder has its own (``jupyter/kernels``,
-the book's environment, which has ``toy``), which its ``nbgrader_config.py`` puts first. Its test
-cells run in the student's own kernel, so they share its limits: a notebook that patches ``toy.exercises.check``
-can pass them. ``scripts/course.py grade`` does not have that weakness (the instructors' page compares the two).
-"""
+the book's environment, which has ``toy``), which its ``nbgrader_config.py`` puts first. That kernel shows the
+explorers as their titles (it runs the notebooks for their checks), not as widgets, and the autograded notebooks keep
+no widget state, so each weighs a fraction of a megabyte (118 MB per student with live widgets). Its test cells run in
+the student's own kernel, so they share its limits: a notebook that patches ``toy.exercises.check`` can pass them.
+``scripts/course.py grade`` does not have that weakness (the instructors' page compares the two)."""
 
 from __future__ import annotations
 
@@ -107,10 +108,22 @@ def source_notebook(nb, hidden_seed: int):
 
 
 KERNEL_DIR = Path("jupyter") / "kernels" / "python3"  # in the course folder, found through nbgrader_config.py
+KERNEL_ENV = {"TOY_EXPLORER_VIEW": "text"}
+"""The graded kernel's environment: explorers as their title only (``toy/page/explorer.py``'s text view, which
+computes nothing: autograde needs the checks, not the figures), figures in the book's static view, none as live
+widgets, so an autograded notebook stores no widget state (each live explorer's FigureWidget carries about
+5 MB of plotly.js: 118 MB of notebooks per student before)."""
 CONFIG = """\
 c = get_config()  # noqa: F821 - nbgrader's config loader provides it
 c.CourseDirectory.course_id = "{assignment}"
 c.Execute.timeout = 300  # seconds per cell
+# An autograded notebook keeps no widget state: the kernel shows explorers as their titles (TOY_EXPLORER_VIEW=text in
+# jupyter/kernels/python3/kernel.json), and after the run nbgrader drops the notebook's metadata other than its
+# kernel and language, so the widget state a student's Jupyter saved with the notebook (megabytes) goes too.
+# Cells keep theirs (nbgrader's own marks).
+c.ClearMetadataPreprocessor.enabled = True
+c.ClearMetadataPreprocessor.clear_cell_metadata = False
+c.ClearMetadataPreprocessor.preserve_nb_metadata_mask = {{"kernelspec", "language_info"}}
 
 # Written by `scripts/course.py nbgrader`, so that nbgrader's commands work however they are started:
 import os, sys  # noqa: E401,E402
@@ -128,12 +141,13 @@ os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.envir
 
 def write_kernel(out: Path, python: str) -> Path:
     """The kernel spec ``python3`` in the course folder, running ``python`` (which must have ipykernel, numpy and
-    toy: the book's ``.venv``)."""
+    toy: the book's ``.venv``) with ``KERNEL_ENV`` set."""
     folder = out / KERNEL_DIR
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "kernel.json").write_text(json.dumps({
         "argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (the book's toy)", "language": "python"}, indent=1) + "\n")
+        "display_name": "Python 3 (the book's toy)", "language": "python", "env": dict(KERNEL_ENV)},
+        indent=1) + "\n")
     return folder
 
 

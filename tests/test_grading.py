@@ -28,6 +28,7 @@ import pytest
 
 from course import classroom, cli, editions, marks, protocol, restricted, sandbox, similarity, slicing
 from tests import hostile_class as hc
+from tests import test_nbgrader_lean as lean
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = hc.NOTEBOOK
@@ -550,12 +551,27 @@ def test_nbgrader_route_as_printed_gives_the_solutions_full_marks(tmp_path):
             submit(course_dir, assignment, NAME, "shortcut", {
                 **answers, "solution-value_of_prefix": "def value_of_prefix(policy, reward, prompt, prefix):\n"
                                                        "    return toy.value(policy, reward, prompt, prefix)"})
+            # a student whose Jupyter saved the live explorers' widget state (megabytes of plotly.js) with it
+            saved = course_dir / "submitted" / "saved" / assignment / NAME
+            saved.parent.mkdir(parents=True)
+            nbformat.write(lean.saved_with_widgets(nbformat.read(
+                course_dir / "submitted" / "instructor" / assignment / NAME, as_version=4)), saved)
+            assert saved.stat().st_size > lean.MAX_BYTES
     assert full == 12
     run(autograde)
     run(export)
     with (course_dir / "grades.csv").open() as f:
         scores = {r["student_id"]: (float(r["raw_score"]), float(r["max_score"])) for r in csv.DictReader(f)}
-    assert scores == {"instructor": (full, full), "shortcut": (2.0, full)}
+    assert scores == {"instructor": (full, full), "shortcut": (2.0, full), "saved": (3.0, full)}
+    # nbgrader stays lean: every autograded notebook at most 2 MB, with no widget state and no widget views
+    autograded = sorted((course_dir / "autograded").glob(f"*/{assignment}/*.ipynb"))
+    sizes = {f"{p.parent.parent.name}/{p.name}": p.stat().st_size for p in autograded}
+    print("autograded notebooks (MB):", {k: round(v / 1e6, 2) for k, v in sizes.items()})
+    assert len(autograded) == 7 and all(size <= lean.MAX_BYTES for size in sizes.values()), sizes
+    for path in autograded:
+        nb = json.loads(path.read_text())
+        assert not lean.widget_traces(nb), (path, lean.widget_traces(nb))
+        assert any(c.get("metadata", {}).get("nbgrader", {}).get("grade") for c in nb["cells"])  # nbgrader's marks
     graded = nbformat.read(course_dir / "autograded" / "shortcut" / assignment / NAME, as_version=4)
     errors = [o.get("evalue", "") for c in graded.cells for o in c.get("outputs", [])
               if o.get("output_type") == "error"]

@@ -22,7 +22,8 @@ From that one description come
 
 Which view an explorer shows when displayed is chosen by the environment variable ``TOY_EXPLORER_VIEW``
 (``live`` by default; the book's build sets ``static``), so a live widget that needs a kernel is never put in the
-static site.
+static site. ``text`` shows only the explorer's title and computes nothing: for a notebook run for its checks alone
+(nbgrader's autograde).
 """
 
 from __future__ import annotations
@@ -354,8 +355,11 @@ class Explorer:
 
     # -- display ----------------------------------------------------------------------------------------------
     def _repr_mimebundle_(self, include=None, exclude=None):
-        if os.environ.get(VIEW_ENV, "live") == "static":
+        view = os.environ.get(VIEW_ENV, "live")
+        if view == "static":
             return {"text/html": self.static_html(), "text/plain": f"<explorer: {self.title}>"}
+        if view == "text":  # a notebook run for its checks only (nbgrader's autograde): nothing is computed
+            return {"text/plain": f"<explorer: {self.title} (shown in the book and in JupyterLab)>"}
         return self.live().widget._repr_mimebundle_(include=include, exclude=exclude)
 
 
