@@ -48,7 +48,7 @@ class AnswerKey:
         for name in self.functions:
             self.cases[name] = hidden_cases(name, self.seed)
             self.answers[name] = [EXERCISES[name].reference(*case.args) for case in self.cases[name]]
-            self.inputs[name] = [protocol.encode(case.args) for case in self.cases[name]]
+            self.inputs[name] = [protocol.encode_case(name, case.args) for case in self.cases[name]]
 
 
 @dataclass

@@ -1,10 +1,15 @@
 """What crosses the pipe between the grader and a sandboxed submission: plain JSON, one message per line.
 
-The grader sends a hidden case's inputs with ``encode`` (numbers, strings, tuples, lists, NumPy arrays, and the two
-kinds of ``toy`` object the exercises take, a policy and a named reward, each as the numbers that rebuild it); the
-sandbox rebuilds them with ``decode``. The sandbox answers with ``describe`` (a number, an array of numbers, or the
-name and repr of anything else), and the grader reads that answer with ``read_answer``, which trusts nothing: the
-other end of the pipe is the student's process, so a reply may be any bytes at all.
+The grader sends a hidden case's inputs with ``encode_case`` (numbers, strings, tuples, lists, NumPy arrays, and the
+two kinds of ``toy`` object the exercises take: a named reward, and a policy as the tables of what the exercise may
+ask of it, its *capabilities*: next-token probabilities at every prefix, response probabilities, values); the
+sandbox rebuilds them with ``decode``, a policy as an object of the sandbox's ``toy`` that answers from those tables
+and has no other method (``course/restricted.py``). ``encode`` writes a policy as the numbers that rebuild it
+whole, for the grader's own use; the sandbox's ``toy`` cannot rebuild that.
+
+The sandbox answers with ``describe`` (a number, an array of numbers, or the name and repr of anything else), and the
+grader reads that answer with ``read_answer``, which trusts nothing: the other end of the pipe is the student's
+process, so a reply may be any bytes at all.
 
 Nothing here is ``pickle``: a pickle from the student could run code in the grader.
 """
@@ -55,9 +60,62 @@ def encode(value):
                     "course.protocol.encode")
 
 
+MAX_TABLE = 2_000_000  # numbers in the tables of one policy sent to the sandbox
+
+
+def encode_case(exercise: str, args: tuple):
+    """One hidden case's inputs for exercise ``exercise`` as JSON-ready plain data: each policy as the tables of the
+    capabilities the exercise allows (``toy.exercises.forbidden``) and nothing more; ``decode`` rebuilds them."""
+    from toy.exercises import EXERCISES
+
+    if exercise not in EXERCISES:
+        raise ValueError(f"there is no exercise {exercise!r}")
+    return encode_inputs(args, EXERCISES[exercise].allowed.capabilities)
+
+
+def encode_inputs(args: tuple, capabilities) -> dict:
+    """``args`` as ``encode_case`` writes them for an exercise that allows ``capabilities``."""
+    from toy.policy import Policy
+
+    return {"tuple": [_capabilities(a, tuple(capabilities)) if isinstance(a, Policy) else encode(a) for a in args]}
+
+
+def _table(array) -> dict:
+    array = np.asarray(array, dtype=float)
+    return {"shape": list(array.shape), "data": array.ravel().tolist()}
+
+
+def _capabilities(policy, capabilities: tuple) -> dict:
+    """A policy as the sandbox may see it: its attributes, its repr, and the tables of the allowed capabilities."""
+    from toy import exact
+    from toy.exercises.forbidden import POLICY_ATTRIBUTES
+    from toy.rewards import REWARDS
+    from toy.vocab import PROMPTS
+
+    size = policy.n_actions ** policy.length * (1 + len(REWARDS)) * len(PROMPTS)
+    if size > MAX_TABLE:
+        raise ValueError(f"policy {policy!r} is too large to send to the sandbox as tables ({size:,} numbers)")
+    attributes = {a: vars(policy)[a] for a in POLICY_ATTRIBUTES
+                  if a in vars(policy) and isinstance(vars(policy)[a], (bool, int, float, str))}
+    attributes.update(length=int(policy.length), eos=bool(policy.eos), n_actions=int(policy.n_actions))
+    data = {"class": type(policy).__name__, "repr": repr(policy), "attributes": attributes, "prompts": list(PROMPTS),
+            "classes": [f"{c.__module__}.{c.__qualname__}" for c in type(policy).__mro__
+                        if c.__module__.split(".")[0] == "toy"]}
+    if "policy.next_token_probs" in capabilities:
+        data["next_token_probs"] = [[_table(policy.prefix_probs(x, t)) for t in range(policy.length)]
+                                    for x in PROMPTS]
+    if "policy.response_probs" in capabilities:
+        data["response_probs"] = [_table(policy.response_probs(x)) for x in PROMPTS]
+    if "toy.value" in capabilities:
+        data["values"] = {name: [[_table(v) for v in exact.values(policy, reward, x)] for x in PROMPTS]
+                          for name, reward in REWARDS.items()}
+    return {"capabilities": data}
+
+
 # -- the sandbox's side: inputs in, answers out -------------------------------------------------------------------
 def decode(data):
-    """The hidden input ``encode`` described, rebuilt with the sandbox's own ``toy``."""
+    """The hidden input ``encode_case`` (or ``encode``) described, rebuilt with the sandbox's own ``toy``: a policy
+    sent as its capabilities becomes an object of the sandbox's facade (``toybook_forbidden``)."""
     if not isinstance(data, dict):
         return [decode(v) for v in data] if isinstance(data, list) else data
     if "float" in data:
@@ -70,6 +128,10 @@ def decode(data):
         return {decode(k): decode(v) for k, v in data["dict"]}
     if "ndarray" in data:
         return np.array(data["ndarray"], dtype=np.dtype(data["dtype"])).reshape(data["shape"])
+    if "capabilities" in data:
+        import toybook_forbidden  # the sandbox's own, beside toy in its zip (course/restricted.py)
+
+        return toybook_forbidden.rebuild_policy(data["capabilities"])
     from toy.policy import BigramPolicy, HabitPolicy, TabularPolicy
     from toy.rewards import REWARDS
 

@@ -7,11 +7,12 @@ in words what happened, with the inputs, what was expected and what came back, a
 
 Each result is displayed as text, with a machine-readable record in the output's metadata (key ``toy_check``).
 The course grader (the ``course`` package, beside ``toy``) reads neither: it calls the student's functions itself,
-in a sandbox, and judges the answers with the same ``judge`` step as ``check``. An exercise can forbid parts of
-``toy`` (``forbid``): a call to one while the check runs is reported in words (``forbidden.py``); the grader's
-sandbox goes further and leaves the forbidden code out of its ``toy``.
-The exercises themselves are registered by one module per section (``section41`` ...), with ``register`` and
-``forbid`` from ``registry``.
+in a sandbox, and judges the answers with the same ``judge`` step as ``check``. Each exercise may use a few named
+parts of ``toy`` and nothing else (``allow``): while the check runs, a call into any other part of ``toy`` is
+reported in words ("forbidden", ``forbidden.py``), and the student's function is given the hidden policies with
+only the attributes every exercise may read; the grader's sandbox holds a ``toy`` made of the allowed parts alone.
+The exercises themselves are registered by one module per section (``section41`` ...), with ``register``,
+``allow`` and ``forbid`` from ``registry``.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import numpy as np
 
 from .. import checks
 from . import section41, section42, section43, section44, section45  # noqa: F401  (each registers its exercises)
-from .forbidden import CallWatch, code_keys
+from .forbidden import CallWatch, Rules, code_keys, shown
 from .registry import EXERCISES, Case, Exercise
 
 CHECK_KEY = "toy_check"
@@ -138,30 +139,35 @@ class Outcome:
     detail: str = ""
 
 
-def call(fn: Callable, args: tuple, time_limit: float = 10.0, forbidden_keys: dict | None = None) -> Outcome:
-    """Call the student's ``fn(*args)`` once, under a time limit and the forbidden-reference watch."""
-    watch = CallWatch(forbidden_keys or {})
+def call(fn: Callable, args: tuple, time_limit: float = 10.0, rules: Rules | None = None) -> Outcome:
+    """Call the student's ``fn(*args)`` once, under a time limit and the watch that holds it to ``rules`` (what the
+    exercise may use of toy; None: no watch). A call the rules do not allow makes the outcome "forbidden" whatever
+    happened after it, as in the grader's sandbox, where that call raises at once."""
+    watch = CallWatch(rules) if rules is not None else contextlib.nullcontext()
     try:
         with _time_limit(time_limit), watch:
             got = fn(*args)
+        outcome = Outcome("returned", got)
     except NotImplementedError:
-        return Outcome("not implemented")
+        outcome = Outcome("not implemented")
     except _TimeLimit:
-        return Outcome("timeout", detail=f"{time_limit:g}")
+        outcome = Outcome("timeout", detail=f"{time_limit:g}")
     except Exception as err:  # the student's code raised: report it, never a traceback from toy
-        return Outcome("error", detail=f"{type(err).__name__}: {err}")
+        outcome = Outcome("error", detail=f"{type(err).__name__}: {err}")
+    if rules is None:
+        return outcome
     if watch.seen:
         return Outcome("forbidden", detail=watch.seen[0])
     if not watch.still_intact:
         return Outcome("error", detail="the function switched off the check's watch on forbidden references")
-    return Outcome("returned", got)
+    return outcome
 
 
 def judge(ex: Exercise, i: int, n: int, case: Case, outcome: Outcome, want) -> CheckResult | None:
     """None if case ``i`` (of ``n``) passes; otherwise the result that ends the check, in words."""
     name = ex.name
     if outcome.kind == "not implemented":
-        rule = f" ({ex.forbidden.rule})" if ex.forbidden else ""
+        rule = f" ({ex.forbidden.rule}; {ex.allowed.rule})" if ex.forbidden else f" ({ex.allowed.rule})"
         return CheckResult(name, "not implemented", "not yet implemented: fill in the function and run this cell"
                            f" again{rule}.", 0, n)
     if outcome.kind == "timeout":
@@ -170,8 +176,8 @@ def judge(ex: Exercise, i: int, n: int, case: Case, outcome: Outcome, want) -> C
     if outcome.kind == "error":
         return CheckResult(name, "error", f"case {i + 1} ({case.description}) raised {outcome.detail}", i, n)
     if outcome.kind == "forbidden":
-        return CheckResult(name, "forbidden", f"{ex.forbidden.message(outcome.detail)} (case {i + 1} called it).",
-                           i, n)
+        said = ex.forbidden.message(outcome.detail) if ex.forbidden else f"this exercise does not use {outcome.detail}"
+        return CheckResult(name, "forbidden", f"{said} (case {i + 1} called it): {ex.allowed.rule}.", i, n)
     problem = _compare(ex, outcome.value, want)
     if problem:
         return CheckResult(name, "fail", f"case {i + 1} of {n}: for {case.description}, {problem}.", i, n)
@@ -185,17 +191,35 @@ def hidden_cases(name: str, seed: int) -> list[Case]:
 
 
 def forbidden_keys(name: str) -> dict:
-    """The code keys (see ``forbidden.code_keys``) of the references exercise ``name`` forbids."""
+    """The code keys (see ``forbidden.code_keys``) of the shortcuts exercise ``name`` names in its messages (what is
+    allowed is decided by its allow-list: ``rules``)."""
     ex = checks.choose("exercise name", name, EXERCISES)
     return code_keys(ex.forbidden.references) if ex.forbidden else {}
+
+
+_RULES: dict[str, Rules] = {}
+
+
+def _rules(name: str) -> Rules:
+    """Exercise ``name``'s rules for the watch, compiled once."""
+    ex = EXERCISES[name]
+    if name not in _RULES or _RULES[name].forbidden is not ex.forbidden or _RULES[name].allowed is not ex.allowed:
+        _RULES[name] = Rules(name, ex.forbidden, ex.allowed)
+    return _RULES[name]
+
+
+def _as_given(args: tuple) -> tuple:
+    """The hidden inputs as the student's function is given them (``forbidden.shown``); one copy per policy."""
+    copies = {}
+    return tuple(copies.setdefault(id(a), shown(a)) for a in args)
 
 
 def check(name: str, fn: Callable, n_cases: int | None = None, time_limit: float = 10.0,
           seed: int | None = None) -> CheckResult:
     """Run ``fn`` on the hidden cases of exercise ``name`` and compare with the reference. Never raises.
 
-    ``seed`` picks the hidden cases (default: TOY_CHECK_SEED, else 0). A call to a reference the exercise forbids
-    ends the check with status "forbidden"."""
+    ``seed`` picks the hidden cases (default: TOY_CHECK_SEED, else 0). A call into a part of toy that the exercise
+    does not allow ends the check with status "forbidden"."""
     if n_cases is not None:
         n_cases = checks.positive_int("n_cases", n_cases, low=1)
     time_limit = checks.positive_finite("time_limit", time_limit)
@@ -208,10 +232,10 @@ def check(name: str, fn: Callable, n_cases: int | None = None, time_limit: float
         return CheckResult(name, "error", f"expected a function, but got {type(fn).__name__} {fn!r:.80}")
     seed = int(os.environ.get("TOY_CHECK_SEED", "0")) if seed is None else seed
     cases = hidden_cases(name, seed)[:n_cases]
-    keys = forbidden_keys(name)
+    rules = _rules(name)
     for i, case in enumerate(cases):
         want = ex.reference(*case.args)
-        result = judge(ex, i, len(cases), case, call(fn, case.args, time_limit, keys), want)
+        result = judge(ex, i, len(cases), case, call(fn, _as_given(case.args), time_limit, rules), want)
         if result:
             return result
     return CheckResult(name, "pass", f"all {len(cases)} hidden cases pass.", len(cases), len(cases))

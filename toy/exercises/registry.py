@@ -1,5 +1,6 @@
-"""The exercises' registry: how a section's module declares its checked exercises (``register``, ``forbid``) and
-draws their hidden cases (``Case``, ``random_setting``). ``toy.exercises`` runs the checks.
+"""The exercises' registry: how a section's module declares its checked exercises (``register``), what each may
+use of ``toy`` (``allow``, from ``forbidden``) and the shortcuts its messages name (``forbid``), and how it draws
+its hidden cases (``Case``, ``random_setting``). ``toy.exercises`` runs the checks.
 
 The section modules (``section41`` ...) import from here, not from ``toy.exercises``, which imports them.
 """
@@ -13,7 +14,7 @@ import numpy as np
 
 from .. import checks
 from ..policy import MAX_LENGTH, PRESETS
-from .forbidden import Forbidden
+from .forbidden import Allowed, Forbidden, allow, allowed_for  # noqa: F401  (allow: for the sections)
 
 KINDS = ("number", "array")
 """What an exercise's answer is: one number, or an array compared entry by entry."""
@@ -39,6 +40,11 @@ class Exercise:
     tolerance: float = 1e-9
     forbidden: Forbidden | None = None
 
+    @property
+    def allowed(self) -> Allowed:
+        """What the exercise may use of ``toy`` (``allow``; nothing but its constants if it declares nothing)."""
+        return allowed_for(self.name)
+
 
 EXERCISES: dict[str, Exercise] = {}
 
@@ -57,7 +63,8 @@ def register(name: str, title: str, cases: Callable, reference: Callable, kind: 
 
 
 def forbid(name: str, asks: str, *references: str) -> Forbidden:
-    """Declare the parts of ``toy`` exercise ``name`` forbids: ``forbid("4.1-value", "V(s)", "toy.value")``."""
+    """Declare what exercise ``name`` asks for and the shortcuts its messages name: ``forbid("4.1-value", "V(s)",
+    "toy.value")``. Everything that ``allow`` does not list is out, named or not."""
     # resolved when a check runs (toy is still being imported here); tests resolve every declaration
     EXERCISES[name].forbidden = Forbidden(asks, tuple(references))
     return EXERCISES[name].forbidden

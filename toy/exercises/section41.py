@@ -6,7 +6,7 @@ from .. import exact
 from ..policy import reference_policy
 from ..rewards import REWARDS
 from ..vocab import PROMPTS, VOCAB_SIZE
-from .registry import Case, forbid, random_setting, register
+from .registry import Case, allow, forbid, random_setting, register
 
 
 def _value_cases(rng, n=12):
@@ -47,6 +47,11 @@ register("4.1-response-probability", "π(y|x) as a product of token probabilitie
          lambda policy, prompt, response: policy.prob(prompt, response))
 register("4.1-token-advantages", "per-token advantages from values", _advantage_cases, exact.token_advantages,
          kind="array")
+
+allow("4.1-value", "a policy's next-token probabilities and the reward", "policy.next_token_probs", "reward")
+allow("4.1-response-probability", "a policy's next-token probabilities", "policy.next_token_probs")
+allow("4.1-token-advantages", "toy.value, or a policy's next-token probabilities and the reward for values of your "
+      "own", "toy.value", "policy.next_token_probs", "reward")
 
 forbid("4.1-value", "V(s) by backward induction", "toy.value", "toy.values", "toy.resets.value_and_variance")
 forbid("4.1-response-probability", "π(y|x) as a product of token probabilities", "toy.Policy.prob",

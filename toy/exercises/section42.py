@@ -9,7 +9,7 @@ from .. import exploration, kl, resets
 from ..policy import reference_policy
 from ..rewards import REWARDS
 from ..vocab import PROMPTS, VOCAB_SIZE
-from .registry import Case, forbid, random_setting, register
+from .registry import Case, allow, forbid, random_setting, register
 
 
 def _kl_optimum_cases(rng):
@@ -83,6 +83,12 @@ register("4.2-first-success", "the chance of a rewarded sample among the first n
          _first_success_reference)
 register("4.2-reset-mse", "the mean squared error of a Monte Carlo value from K resets", _reset_cases,
          _reset_reference)
+
+allow("4.2-reset-mse", "a policy's next-token probabilities and the reward", "policy.next_token_probs", "reward")
+allow("4.2-first-success", "a policy's response probabilities and the rewards (toy.reward_table, or the reward "
+      "itself)", "policy.response_probs", "toy.reward_table", "reward")
+allow("4.2-kl-optimum", "a policy's response probabilities and the rewards (toy.reward_table, or the reward "
+      "itself)", "policy.response_probs", "toy.reward_table", "reward")
 
 forbid("4.2-reset-mse", "Var[r | s] / K by backward induction", "toy.resets.value_and_variance",
        "toy.exact.return_variances", "toy.value", "toy.values")

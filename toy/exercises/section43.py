@@ -10,7 +10,7 @@ from ..discount import DiscountedReward
 from ..policy import reference_policy, strip_eos
 from ..rewards import REWARDS
 from ..vocab import EOS, PROMPTS, VOCAB_SIZE
-from .registry import Case, forbid, random_setting, register
+from .registry import Case, allow, forbid, random_setting, register
 
 
 def _response(rng, length: int, digits: int, name: str, prompt: int, rewarded: bool) -> tuple[int, ...]:
@@ -74,6 +74,9 @@ register("4.3-discounted-return", "the discounted return γ^(T−1)·r of a resp
          _discount_reference)
 register("4.3-weight-variance", "the variance of the sequence importance weight", _weight_cases,
          lambda current, old, prompt: offpolicy.weight_variance(current, old, prompt).sequence)
+
+allow("4.3-discounted-return", "the reward", "reward")
+allow("4.3-weight-variance", "the two policies' response probabilities", "policy.response_probs")
 
 forbid("4.3-discounted-return", "the discounted return counted by hand", "toy.discount.DiscountedReward")
 forbid("4.3-weight-variance", "Var[w] from the two policies' probabilities", "toy.offpolicy.weight_variance")

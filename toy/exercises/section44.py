@@ -7,7 +7,7 @@ import numpy as np
 from .. import imitation, sft
 from ..policy import reference_policy
 from ..vocab import PROMPTS, VOCAB_SIZE
-from .registry import Case, forbid, random_setting, register
+from .registry import Case, allow, forbid, random_setting, register
 
 
 def _bc_cases(rng):
@@ -65,6 +65,9 @@ def _sft_reference(demos, base, prompt, prefix, alpha):
 
 register("4.4-bc-cost", "the expected cost of behaviour cloning", _bc_cases, imitation.behaviour_cloning_cost)
 register("4.4-sft-counts", "SFT's next-token probabilities by counting", _sft_cases, _sft_reference, kind="array")
+
+allow("4.4-bc-cost", "nothing of toy but its constants")
+allow("4.4-sft-counts", "the base policy's next-token probabilities", "policy.next_token_probs")
 
 forbid("4.4-bc-cost", "J_BC(T) summed step by step", "toy.imitation.behaviour_cloning_cost",
        "toy.imitation.cost_curves")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import estimators, gae
-from .registry import Case, forbid, register
+from .registry import Case, allow, forbid, register
 
 CRITIC_FREE = ("rloo", "grpo", "remax")
 """The methods the advantage exercise asks for."""
@@ -61,6 +61,9 @@ register("4.5-critic-free-advantages", "RLOO, GRPO and ReMax advantages for one 
          estimators.advantages, kind="array")
 register("4.5-gae", "GAE(λ) advantages along one response (γ = 1)", _gae_cases,
          lambda rewards, values, lam: gae.gae(rewards, values, lam), kind="array")
+
+allow("4.5-critic-free-advantages", "nothing of toy but its constants (toy.estimators.GRPO_EPS)")
+allow("4.5-gae", "nothing of toy but its constants")
 
 forbid("4.5-critic-free-advantages", "each method's baseline written out", "toy.estimators.advantages")
 forbid("4.5-gae", "GAE(λ) from the TD errors", "toy.gae.gae", "toy.gae.gae_table")
