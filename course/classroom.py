@@ -4,9 +4,13 @@ finishes, resumes, and leaves nothing behind.
 ``grade_class`` writes, in ``out`` (each file written whole, then renamed into place):
 
 - ``gradebook.csv``: one row per student, one column per exercise (1 for a pass, else 0), a total, and ``flags``
-  (near-copies of a classmate or of the book's solution, for the instructor to look at: flagged is not zero);
+  (a count of near-copies per exercise, e.g. ``4.1-value: 1 flag``, for the instructor to look at: flagged is not
+  zero);
 - ``grades.csv``: one row per student, notebook and exercise (status, hidden cases passed, the message, time);
-- ``similarity.csv``: every flagged pair, with its similarity;
+- ``similarity.csv``: every flagged pair: its similarity, the exercise's threshold, the distinctive k-grams shared
+  and needed, and its review page;
+- ``review/<exercise>--<student>--<other>--<hash>.html``: for each flagged pair, the two answers side by side with
+  what matched highlighted (``review.py``);
 - ``feedback/<student>.md``: what each student should read;
 - ``results/``: one JSON file per submission, written as soon as it is graded (what ``--resume`` reuses);
 - ``run.json``: the seed of the hidden cases, the settings, what the sandbox enforces, and how long it took.
@@ -364,7 +368,14 @@ def _still_current(record: dict, path: Path, seed: int) -> bool:
 
 
 def write_reports(out: Path, records: list[dict], book: dict, keys: dict) -> dict:
-    """Write gradebook.csv, grades.csv, similarity.csv and feedback/ from the submissions' records."""
+    """Write gradebook.csv, grades.csv, similarity.csv, review/ and feedback/ from the submissions' records.
+
+    The gradebook's ``flags`` says how many flags each exercise has (``4.1-value: 1 flag``); similarity.csv has one
+    row per flag and student (a pair of classmates is two rows) with the score, the threshold, the distinctive
+    fragments shared and needed, and ``review``: the path, relative to ``out``, of the flag's page in review/
+    (``course/review.py``: the two answers side by side)."""
+    from . import review  # (here, not at the top: this function is the only user)
+
     records = sorted(records, key=lambda r: (r.get("student", ""), r.get("notebook") or ""))
     rows, feedback = [], {}
     for record in records:
@@ -387,41 +398,57 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict) -> dic
             rows.append({"student": student, "notebook": "", "exercise": "", "status": "not graded",
                          "cases_passed": 0, "cases_total": 0, "mark": 0, "message": record.get("problem", ""),
                          "seconds": 0})
-    flags = _copies(records, book)
+    flagged = _copies(records, book)
+    pages = review.write_pages(out, flagged, atomic_write)
     columns = [ex for nb in book.values() for ex, _ in nb.exercises if any(r["exercise"] == ex for r in rows)]
+    counts: dict[str, dict[str, int]] = {}  # student -> exercise -> flags
+    similar = []  # one row per flag and per student in it (a pair of classmates is two rows)
+    for match, _, _ in flagged:
+        pairs = [(match.student, match.other)] + ([] if match.book else [(match.other, match.student)])
+        for student, other in pairs:
+            mine = counts.setdefault(student, {})
+            mine[match.exercise] = mine.get(match.exercise, 0) + 1
+            similar.append([match.exercise, student, other, f"{match.score:.3f}", f"{match.threshold:.2f}",
+                            len(match.shared), match.min_shared,
+                            pages[(match.exercise, match.student, match.other)]])
     gradebook = []
     for student in sorted(feedback):
         marks = {r["exercise"]: r["mark"] for r in rows if r["student"] == student and r["exercise"]}
-        mine = "; ".join(f"{ex}: near-copy of {other} ({score:.2f})" for ex, s, other, score in flags if s == student)
-        gradebook.append([student, *(marks.get(ex, 0) for ex in columns), sum(marks.values()), mine])
+        mine = counts.get(student, {})
+        flags = "; ".join(f"{ex}: {n} flag{'s' if n > 1 else ''}" for ex, n in sorted(
+            mine.items(), key=lambda item: columns.index(item[0]) if item[0] in columns else len(columns)))
+        gradebook.append([student, *(marks.get(ex, 0) for ex in columns), sum(marks.values()), flags])
     fields = ["student", "notebook", "exercise", "status", "cases_passed", "cases_total", "mark", "message",
               "seconds"]
     atomic_write(out / "grades.csv", _csv(fields, [[r[f] for f in fields] for r in rows]))
     atomic_write(out / "gradebook.csv", _csv(["student", *columns, "total", "flags"], gradebook))
-    atomic_write(out / "similarity.csv", _csv(["exercise", "student", "other", "similarity"], flags))
+    atomic_write(out / "similarity.csv", _csv(["exercise", "student", "other", "similarity", "threshold", "shared",
+                                               "min_shared", "review"], sorted(similar)))
     for student, lines in feedback.items():
         mine = [r for r in rows if r["student"] == student and r["exercise"]]
         head = (f"# Feedback for {student}\n\n{sum(r['mark'] for r in mine)} of {len(mine)} checked exercises "
                 "pass (the grader's own hidden cases, not the ones your notebook showed).\n")
         atomic_write(out / "feedback" / f"{safe_name(student)}.md", head + "\n".join(lines) + "\n")
     return {"gradebook": str(out / "gradebook.csv"), "grades": str(out / "grades.csv"),
-            "similarity": str(out / "similarity.csv"), "feedback": str(out / "feedback")}
+            "similarity": str(out / "similarity.csv"), "review": str(out / "review"),
+            "feedback": str(out / "feedback")}
 
 
-def _final_code(code: list) -> str:
-    """The code the grader ran for an exercise, without definitions a later one replaced (the stub)."""
-    last, names = {}, []
-    for k, (_, source) in enumerate(code):
-        match = re.match(r"(?:async\s+)?(?:def|class)\s+(\w+)", source)
-        names.append(match.group(1) if match else None)
-        if match:
-            last[match.group(1)] = k
-    return "\n".join(src for k, (_, src) in enumerate(code) if names[k] is None or last[names[k]] == k)
+def _final_code(code: list, function: str = "", exercise: str = "") -> str:
+    """The code compared for an exercise: of the student's own cells the grader ran (``[[cell, source], ...]``,
+    whole, magics included), the statements the graded function needs (``similarity.code_for``): its last
+    definition and the helpers, constants and tables it uses, not the other exercises' answers, the stub it
+    replaced, the checks or scratch code. The function is the one the student's own check call passes, else
+    ``function``; without either, every cell."""
+    sources = [source for _, source in code]
+    function = similarity.checked_function(sources, exercise) or function
+    return similarity.code_for(sources, function) if function else "\n\n".join(sources)
 
 
-def _copies(records: list[dict], book: dict) -> list[tuple[str, str, str, float]]:
-    """(exercise, student, other, similarity) for each near-copy (``similarity.flag_copies``)."""
-    flags = []
+def _copies(records: list[dict], book: dict) -> list[tuple[similarity.Match, str, str]]:
+    """(match, the student's code, the other's code or the book's solution) for each flagged pair, exercise by
+    exercise (``similarity.find_copies``, calibrated on ``course/calibration/<exercise>/``)."""
+    flagged = []
     for name, nb in book.items():
         for exercise, function in nb.exercises:
             codes = {}
@@ -430,10 +457,8 @@ def _copies(records: list[dict], book: dict) -> list[tuple[str, str, str, float]
                     continue
                 for r in record.get("exercises", []):
                     if r["exercise"] == exercise and r.get("code"):
-                        codes[record["student"]] = _final_code(r["code"])
-            for student, other, score in similarity.flag_copies(codes, nb.solutions.get(function, ""),
-                                                                nb.stubs.get(function, "")):
-                flags.append((exercise, student, other, score))
-                if other in codes:
-                    flags.append((exercise, other, student, score))
-    return sorted(flags)
+                        codes[record["student"]] = _final_code(r["code"], function, exercise)
+            solution = nb.solutions.get(function, "")
+            for match in similarity.find_copies(codes, solution, nb.stubs.get(function, ""), exercise):
+                flagged.append((match, codes[match.student], solution if match.book else codes[match.other]))
+    return sorted(flagged, key=lambda f: (f[0].exercise, f[0].student, f[0].other))

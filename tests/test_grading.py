@@ -172,7 +172,10 @@ def test_a_hostile_class_gets_what_it_deserves_and_harms_nothing(tmp_path, monke
     assert ("4.1-value", "honest_a", "the book's solution") in pairs
     assert not any(f["student"] == "writer" and f["exercise"] == "4.1-value" for f in flags)
     book = {r["student"]: r for r in read_csv(out / "gradebook.csv")}
-    assert book["copycat"]["total"] == "3" and "near-copy of honest_b" in book["copycat"]["flags"]
+    assert book["copycat"]["total"] == "3" and book["copycat"]["flags"].startswith("4.1-value: 1 flag")
+    assert ("4.1-response-probability", "copycat", "honest_b") in pairs  # honest_b's, verbatim
+    review = next(f["review"] for f in flags if (f["exercise"], f["student"]) == ("4.1-value", "copycat"))
+    assert "honest_b" in (out / review).read_text()  # each flag has its side-by-side page
     assert book["honest_a"]["total"] == book["honest_b"]["total"] == "3"
 
     # nothing outside a submission changed, and nothing of it is left
