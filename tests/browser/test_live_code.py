@@ -132,6 +132,19 @@ def test_live_code_edits_and_reruns_cells_on_a_local_server(bt, browser, site_ur
             }""", arg=[k, [f"τ = {t:g}" for t in EDITED]], timeout=60_000)
             drawn = page.evaluate("""k => document.querySelectorAll('[data-output]')[k].querySelector('.js-plotly-plot')
                 .data.map(t => Array.from(t.y, Number))""", k)
+            # the editor grows with a line the reader adds, and a long line wraps instead of scrolling out of view
+            measure = """k => { const cm = document.querySelectorAll('.thebe-cell')[k].querySelector('.CodeMirror');
+                const scroll = cm.querySelector('.CodeMirror-scroll');
+                return {height: cm.getBoundingClientRect().height, wide: scroll.scrollWidth - scroll.clientWidth,
+                        wrap: cm.CodeMirror && cm.CodeMirror.getOption('lineWrapping'), cls: cm.className}; }"""
+            editor_before = page.evaluate(measure, k)
+            cell.locator(".thebe-input .CodeMirror").click()
+            page.keyboard.press("Control+End")
+            page.keyboard.insert_text("\n# a comment long enough to run past the editor's width:" + " and more" * 40)
+            page.wait_for_timeout(200)
+            editor_after = page.evaluate(measure, k)
+            buttons = page.evaluate("""() => [...document.querySelectorAll('.thebe-cell .thebe-run-button')]
+                .map(b => [b.textContent, b.getAttribute('aria-label')])""")
 
             # Re-run the Figure 4.1 explorer cell and move its temperature with the keyboard.
             e = cell_index(page, EXPLORER_CELL)
@@ -168,6 +181,10 @@ def test_live_code_edits_and_reruns_cells_on_a_local_server(bt, browser, site_ur
     # this page has a kernel of its own, under its notebook's path (every page once shared the path "/")
     assert [s_["path"].replace("-", "/").endswith("4.1/formal/mapping.ipynb") for s_ in sessions] == [True], sessions
     assert f"temperatures = {EDITED}" in edited, edited
+    assert editor_after["height"] > editor_before["height"] + 20, (editor_before, editor_after)
+    assert editor_after["wide"] <= 1, f"a long line scrolls the editor sideways: {editor_after}"
+    assert buttons and all(text == "Run cell" and re.fullmatch(r"Run code cell \d+ of \d+", label)
+                           for text, label in buttons), buttons[:3]
     assert not during["live"], "the first run-through had ended before the edited cell was run; nothing was queued"
     assert during["queued"] == "true" and "1 cell(s) you ran will run next" in during["status"], during
     for bad in ("Canceled future", "refresh the page", "Failed to execute"):

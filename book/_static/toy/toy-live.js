@@ -125,6 +125,25 @@
     return n;
   }
 
+  function tuneCells() {
+    // Thebe's buttons say "run": say what they run, for the eye and for a screen reader. Long lines wrap (an edit
+    // never leaves the starts of lines scrolled out of view) and an editor grows with its code (every line drawn);
+    // set on each editor, as Thebe 0.9 does not pass these options on.
+    const cells = document.querySelectorAll(".thebe-cell");
+    cells.forEach((cell, i) => {
+      const cm = cell.querySelector(".CodeMirror")?.CodeMirror;
+      if (cm) {
+        cm.setOption("lineWrapping", true);
+        cm.setOption("viewportMargin", Infinity);
+      }
+      const button = cell.querySelector(".thebe-run-button");
+      if (!button) return;
+      button.textContent = "Run cell";
+      button.setAttribute("aria-label", `Run code cell ${i + 1} of ${cells.length}`);
+      button.title = "Run this cell on the kernel (Shift+Enter in the editor)";
+    });
+  }
+
   function noteNewExplorers(built) {
     // An explorer that a cell printed in Live code gets a note saying which view it is and why.
     new MutationObserver(() => {
@@ -253,6 +272,7 @@
     await timed(session.kernel.requestExecute({code: PRELUDE, silent: true}).done, CONNECT_MS,
       "the kernel did not answer");
     noteNewExplorers(built);
+    tuneCells();
     // The first run-through, one cell at a time with its progress shown. A cell the reader runs meanwhile (its run
     // button, or Shift+Enter) waits in a queue and runs after it: run at once, it would cancel the run-through's
     // request for that cell ("Canceled future").
