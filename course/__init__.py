@@ -4,10 +4,12 @@ This is not the toy LM (that is ``toy``): it is what an instructor runs. The gra
 is made:
 
 - ``editions``: the book's notebooks as student and instructor editions, and what the grader knows of them;
-- ``slicing``: the code one exercise needs from a submission (its function and what that uses, no figures);
-- ``restricted``: the ``toy`` a submission gets for one exercise, without the code the exercise forbids;
+- ``slicing``: what the grader runs for one exercise: every cell the student wrote, and the book's own cells
+  only as far as they are needed;
+- ``restricted``: the ``toy`` a submission gets for one exercise: a facade holding only what the exercise allows;
 - ``sandbox``: bubblewrap, another user, and limits for the whole of one sandbox;
-- ``worker`` and ``protocol``: the process inside the sandbox, and the plain data it exchanges with the grader;
+- ``worker``, ``channel`` and ``protocol``: the relay and the student's process inside the sandbox, the grader's
+  end of the pipe, and the plain data they exchange;
 - ``marks``: hidden cases, reference answers, and one exercise graded in the grader's own process;
 - ``similarity``: near-copies between classmates and of the book's solutions, flagged for the instructor;
 - ``classroom``: a class at a time, the gradebook, resume and regrade;

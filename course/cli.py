@@ -85,7 +85,7 @@ def main(argv=None) -> int:
                    help="submissions graded at once (default: the cores, at most 4)")
     p.add_argument("--timeout", type=_positive(float), default=600, help="seconds for one submission in all")
     p.add_argument("--cell-timeout", type=_positive(float), default=120,
-                   help="seconds for the code one exercise needs (its definitions, imports and the cells they use)")
+                   help="seconds for the notebook's code to run before the graded function is ready")
     p.add_argument("--case-timeout", type=_positive(float), default=10, help="seconds for one hidden case")
     p.add_argument("--seed", type=int, default=None, help="seed of the hidden cases (default: a fresh one per run, "
                    "written to run.json)")

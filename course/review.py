@@ -70,7 +70,20 @@ def page(match: similarity.Match, code: str, other_code: str) -> str:
     who, whom = escape(match.student), escape(match.other)
     exercise = escape(match.exercise)
     versus = "the book's solution" if book else whom
+    whole = book and match.threshold >= similarity.SAME_AS_BOOK  # the book's own code, all but unchanged
     how = (
+        f"<p>The answer on the left is the code the grader compared for exercise {exercise}: the graded function and "
+        "what it uses, from the student's own cells; on the right, the book's solution. Each is reduced to the shape "
+        "of its syntax: names, constants, layout, comments and the order of statements do not count. Here nothing "
+        "but the code handed out is discounted: the book's solution to this exercise is close to what independent "
+        "students write anyway, so the usual rule, which discounts that, cannot see a copy of it. Instead a flag "
+        f"here means the answer is the book's solution all but unchanged: the two share {match.score:.0%} of their "
+        f"fragments (<b>score {match.score:.2f}</b>; flagged at {match.threshold:.2f}, for solutions of at least "
+        f"{match.min_shared} "
+        "fragments, long enough that two people rarely write them alike by chance). "
+        '<span class="key"></span> marks the lines the shared fragments come from.</p>'
+        "<p>A flag is a prompt to look, not a verdict. The mark is not changed, and the students' feedback does not "
+        "mention flags.</p>") if whole else (
         f"<p>The two answers below are the code the grader compared for exercise {exercise}: the graded function and "
         "what it uses, from " + ("the student's own cells (on the right, the book's solution)" if book else
                                  "each student's own cells") + ". Each is reduced to the "
@@ -78,7 +91,7 @@ def page(match: similarity.Match, code: str, other_code: str) -> str:
         "renamed, reformatted or reordered copy matches in full. What independent honest answers to this exercise "
         "share is not counted either: the code handed out, the fragments that two or more of the grader's "
         f"{match.answers} independent answers to it have in common"
-        + ("" if book else ", and what most of the class wrote") + ".</p>"
+        + ("" if book else ", and what more than 40% of the class wrote") + ".</p>"
         f"<p><b>Score {match.score:.2f}</b> is the share of their remaining, distinctive fragments that the two have "
         f"in common (1 is all of them). A pair is flagged at {match.threshold:.2f} or more with at least "
         f"{match.min_shared} fragments in common; these two share {len(match.shared)}. "
@@ -86,6 +99,7 @@ def page(match: similarity.Match, code: str, other_code: str) -> str:
         "<p>A flag is a prompt to look, not a verdict: two students who wrote the same short answer, or who worked "
         "from the same notes, can match. Read both answers, decide, and talk to the students if you need to. The "
         "mark is not changed, and the students' feedback does not mention flags.</p>")
+    shared_words = "fragments shared" if whole else "distinctive fragments shared"
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
@@ -95,7 +109,7 @@ def page(match: similarity.Match, code: str, other_code: str) -> str:
         f"<h1>Possible copy in {exercise}: {who} and {versus}</h1>"
         '<div class="facts">'
         f"<span>score <b>{match.score:.2f}</b></span><span>threshold <b>{match.threshold:.2f}</b></span>"
-        f"<span>distinctive fragments shared <b>{len(match.shared)}</b> (at least {match.min_shared} needed)</span>"
+        f"<span>{shared_words} <b>{len(match.shared)}</b> (at least {match.min_shared} needed)</span>"
         f"<span>highest score between independent answers to this exercise <b>{match.honest_high:.2f}</b></span>"
         "</div>"
         f'<div class="how">{how}</div>'

@@ -62,7 +62,8 @@ PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
 STATEMENT_LINE_MAGICS = {"time", "timeit", "prun", "debug"}  # line magics whose argument is a Python statement
 # K: 4 to 8 were measured (benchmarks/bench_copies.py). None flags an honest pair; 4 and 5 catch fewer disguised
 # copies (86%, 94%); 7 and 8 catch 98% but leave the book's four-line loop for 4.1-response-probability with more than
-# MIN_SHARED distinctive k-grams, so two students who both wrote that loop would be flagged. 6 catches 97%.
+# MIN_SHARED distinctive k-grams, so two students who both wrote that loop would be flagged.
+# 6 catches 99% (benchmarks/bench_copies.py).
 
 
 # -- fingerprints ---------------------------------------------------------------------------------------------------

@@ -2,13 +2,12 @@
 
 ``write_class(folder, ...)`` writes it; ``tests/test_grading.py`` grades it once and checks each student's mark and
 that nothing outside a submission changed. Every attack sits where the grader must run it: inside the function it
-grades, or in a module-level name that function reads (the grader runs only the code an answer needs). Most
+grades, or in a module-level name that function reads (the grader runs every cell the student wrote). Most
 attacks return the right answer only if the attack failed, so a pass is itself the proof that it failed.
 
-The three exercises of 4.1: ``value_of_prefix`` (4.1-value, forbids toy.value, toy.values and
-toy.resets.value_and_variance), ``response_probability`` (4.1-response-probability, forbids toy.Policy.prob and
-toy.Policy.response_probs) and ``advantages`` (4.1-token-advantages, forbids toy.token_advantages and
-toy.advantage_table).
+The three exercises of 4.1: ``value_of_prefix`` (4.1-value, may use a policy's next_token_probs and the reward),
+``response_probability`` (4.1-response-probability, next_token_probs only) and ``advantages``
+(4.1-token-advantages, next_token_probs, the reward and toy.value); anything else of toy is forbidden.
 
 Beside it (issue 29): ``HONEST``, honest students the grader must give full marks, each writing the answers their own
 way (``honest_notebook`` builds each notebook; tests/test_honest_class.py runs them in a kernel); ``ALTERNATE_ROUTES``,

@@ -840,3 +840,15 @@ def test_the_probe_finds_the_leaks_of_the_old_deny_list(tmp_path):
                   modules=["toy.exact", "toy.policy"])
     run = run_in_sandbox(denylist_files(exercise), job, tmp_path, "denylist")
     assert any(line.startswith("toy.exact.reach_probs ") for line in run["probe"]["leaks"]), run["probe"]
+
+
+def test_a_bad_allow_declaration_says_what_is_wrong():
+    from toy.exercises import registry
+
+    with pytest.raises(ValueError, match="no exercise 'nope'"):
+        registry.allow("nope", "anything", "reward")
+    with pytest.raises(ValueError, match="policy.everything"):
+        registry.allow("4.1-value", "too much", "policy.everything")
+    with pytest.raises(ValueError, match="in words"):
+        registry.allow("4.1-value", " ", "reward")
+    assert registry.allowed_for("4.1-value").capabilities == ("policy.next_token_probs", "reward")

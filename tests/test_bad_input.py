@@ -692,6 +692,9 @@ EXEMPT = {
     "toy.exercises.registry.forbid": "a declaration made once, at import, by the exercise modules "
                                      "(toy.exercises.section4x); tests/test_course.py resolves every declaration, "
                                      "and a bad reference is a ValueError from toy.exercises.forbidden.resolve",
+    "toy.exercises.registry.allow": "a declaration made once, at import, by the exercise modules; a bad one (an "
+                                    "unknown exercise or capability, no words) is a ValueError naming it, tested "
+                                    "in tests/test_allow_list.py",
     "toy.exercises.forbidden": "the forbidden-reference watch behind check: resolve and code_keys read the "
                                "declarations of forbid (tests/test_course.py resolves every one), Forbidden.message "
                                "formats the reference the watch saw",

@@ -55,6 +55,12 @@ POLICY_ATTRIBUTES = ("length", "n_actions", "eos", "temperature", "name")
 """A policy's attributes that every exercise may read (those the policy has)."""
 
 
+def qualname_of(code) -> str:
+    """A code object's qualified name (``Policy.prob``); Python 3.10 has only its plain name, which serves the
+    same matching there, a little more broadly."""
+    return getattr(code, "co_qualname", code.co_name)
+
+
 @dataclass(frozen=True)
 class Forbidden:
     """What an exercise asks for (``asks``, e.g. "V(s) by backward induction") and the shortcuts it names in its
@@ -89,26 +95,9 @@ class Allowed:
 
 
 ALLOWED: dict[str, Allowed] = {}
-"""Exercise name -> what it may use (``allow``). An exercise without an entry may use nothing of ``toy``."""
+"""Exercise name -> what it may use (``registry.allow``). An exercise without an entry may use nothing of ``toy``."""
 
 NOTHING = Allowed("nothing of toy but its constants", ())
-
-
-def allow(name: str, uses: str, *capabilities: str) -> Allowed:
-    """Declare what of ``toy`` exercise ``name`` may use, in words and as names from ``CAPABILITIES``:
-    ``allow("4.1-value", "a policy's next-token probabilities and the reward", "policy.next_token_probs", "reward")``.
-    """
-    from .registry import EXERCISES  # registry imports this module
-
-    if name not in EXERCISES:
-        raise ValueError(f"allow: there is no exercise {name!r}")
-    unknown = [c for c in capabilities if c not in CAPABILITIES]
-    if unknown or len(set(capabilities)) != len(capabilities):
-        raise ValueError(f"allow({name!r}): {unknown or 'a capability named twice'}; known: {', '.join(CAPABILITIES)}")
-    if not isinstance(uses, str) or not uses.strip():
-        raise ValueError(f"allow({name!r}): say in words what the exercise may use")
-    ALLOWED[name] = Allowed(uses, tuple(capabilities))
-    return ALLOWED[name]
 
 
 def allowed_for(name: str | None) -> Allowed:
@@ -160,7 +149,7 @@ def code_keys(references) -> dict[tuple[str, str], str]:
         if not functions:
             raise ValueError(f"forbidden reference {reference!r} is not a function, method or class of toy")
         for fn in functions:
-            keys[(fn.__code__.co_filename, fn.__code__.co_qualname)] = reference
+            keys[(fn.__code__.co_filename, qualname_of(fn.__code__))] = reference
     return keys
 
 
@@ -198,7 +187,7 @@ def module_of(filename: str) -> str:
 def default_name(code) -> str:
     """The name of toy code as a student would write it: ``toy.exact.reach_probs``, ``toy.policy.HabitPolicy``
     (for its constructor), ``toy.policy.Policy.prob``."""
-    qualname = code.co_qualname
+    qualname = qualname_of(code)
     for suffix in CONSTRUCTORS:
         if qualname.endswith(suffix):
             qualname = qualname[: -len(suffix)]
@@ -294,7 +283,7 @@ class Rules:
 
     def name_of(self, code) -> str:
         """What the student would call this piece of toy code: the exercise's reference for it, or its path."""
-        return self.names.get((code.co_filename, code.co_qualname)) or default_name(code)
+        return self.names.get((code.co_filename, qualname_of(code))) or default_name(code)
 
     def name_of_object(self, obj) -> str:
         """The same for a function, method or class of toy (how ``course/restricted.py`` names its stubs)."""

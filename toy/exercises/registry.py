@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import checks
 from ..policy import MAX_LENGTH, PRESETS
-from .forbidden import Allowed, Forbidden, allow, allowed_for  # noqa: F401  (allow: for the sections)
+from .forbidden import ALLOWED, CAPABILITIES, Allowed, Forbidden, allowed_for  # noqa: F401
 
 KINDS = ("number", "array")
 """What an exercise's answer is: one number, or an array compared entry by entry."""
@@ -60,6 +60,21 @@ def register(name: str, title: str, cases: Callable, reference: Callable, kind: 
     tolerance = checks.positive_finite("tolerance", tolerance)
     EXERCISES[name] = Exercise(name, title, cases, reference, kind, tolerance)
     return EXERCISES[name]
+
+
+def allow(name: str, uses: str, *capabilities: str) -> Allowed:
+    """Declare what of ``toy`` exercise ``name`` may use, in words and as names from ``CAPABILITIES``:
+    ``allow("4.1-value", "a policy's next-token probabilities and the reward", "policy.next_token_probs", "reward")``.
+    """
+    if name not in EXERCISES:
+        raise ValueError(f"allow: there is no exercise {name!r}")
+    unknown = [c for c in capabilities if c not in CAPABILITIES]
+    if unknown or len(set(capabilities)) != len(capabilities):
+        raise ValueError(f"allow({name!r}): {unknown or 'a capability named twice'}; known: {', '.join(CAPABILITIES)}")
+    if not isinstance(uses, str) or not uses.strip():
+        raise ValueError(f"allow({name!r}): say in words what the exercise may use")
+    ALLOWED[name] = Allowed(uses, tuple(capabilities))
+    return ALLOWED[name]
 
 
 def forbid(name: str, asks: str, *references: str) -> Forbidden:
