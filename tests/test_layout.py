@@ -107,3 +107,36 @@ def test_model_does_not_reach_the_page():
         assert not page, f"{name} imports the page side: {page}"
         drawing = sorted(imports(name)[1] & set(DRAWING))
         assert not drawing, f"{name} imports {drawing}, which belong to the page side ({PAGE})"
+
+
+def course_imports() -> dict[str, set[str]]:
+    """{course module: the course modules it imports, anywhere in its source (a function's imports too)}."""
+    folder = ROOT.parent / "course"
+    names = {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
+    graph = {}
+    for name in names:
+        found = set()
+        for node in ast.walk(ast.parse((folder / f"{name}.py").read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level == 1 or base.startswith("course"):
+                    part = base.removeprefix("course").lstrip(".")
+                    found |= {part.split(".")[0]} if part else {a.name for a in node.names}
+            elif isinstance(node, ast.Import):
+                found |= {a.name.split(".")[1] for a in node.names if a.name.startswith("course.")}
+        graph[name] = found & names - {name}
+    return graph
+
+
+def test_no_import_cycle_in_course():
+    """The grader's modules import one way (issue 29: marks and sandbox once imported each other for Channel)."""
+    graph = course_imports()
+    assert "channel" in graph["marks"] and "channel" in graph["sandbox"] and "sandbox" in graph["marks"]
+
+    def reach(name, seen):
+        for other in graph[name]:
+            assert other not in seen, f"course's modules import each other in a cycle: {' -> '.join(seen + [other])}"
+            reach(other, seen + [other])
+
+    for name in graph:
+        reach(name, [name])
