@@ -260,3 +260,25 @@ def test_two_builds_of_one_commit_are_the_same_byte_for_byte(built_site, tmp_pat
     assert first == second, set(first) ^ set(second)
     differ = [str(rel) for rel in first if not filecmp.cmp(built_site / rel, other / rel, shallow=False)]
     assert differ == [], f"{len(differ)} files differ between two builds of one commit, first {differ[:10]}"
+
+
+def test_a_rebuild_with_nothing_changed_executes_nothing(built_site, tmp_path):
+    """``scripts/book.sh`` skips a build whose inputs are those of the build in _build/html (issue 33): ``--check``
+    says so and builds nothing; a stamp that no longer matches what the build reads means a build."""
+    import time
+
+    if built_site.resolve() == (ROOT / "_build" / "html").resolve():
+        start = time.monotonic()
+        proc = subprocess.run(["bash", str(ROOT / "scripts" / "book.sh"), "--check"], capture_output=True, text=True,
+                              timeout=300, cwd=ROOT)
+        print(f"book.sh --check on a current build: {time.monotonic() - start:.1f} s")
+        assert proc.returncode == 0 and "is current" in proc.stdout and "no notebook was" in proc.stdout, proc
+    # the same check says a build of other inputs is not current
+    check = [sys.executable, str(ROOT / "book" / "_ext" / "toysite.py"), "is-current"]
+    stale = tmp_path / "_build" / "html"
+    stale.mkdir(parents=True)
+    shutil.copy(built_site / "index.html", stale / "index.html")
+    (tmp_path / "_build" / toysite.STAMP).write_text(toysite.inputs_hash() + "\n")
+    assert subprocess.run([*check, str(stale)], timeout=120).returncode == 0
+    (tmp_path / "_build" / toysite.STAMP).write_text("a hash of other inputs\n")
+    assert subprocess.run([*check, str(stale)], timeout=120).returncode == 1

@@ -142,5 +142,7 @@ if __name__ == "__main__":
         print(colab_branch())
     elif what == "inputs-hash":
         print(inputs_hash())
+    elif what == "is-current":  # exit code 0 if the html folder (default _build/html) is a build of these inputs
+        sys.exit(0 if is_current(Path(sys.argv[2]) if len(sys.argv) > 2 else ROOT / "_build" / "html") else 1)
     else:
-        sys.exit("usage: toysite.py repository|colab-branch|inputs-hash")
+        sys.exit("usage: toysite.py repository|colab-branch|inputs-hash|is-current [html folder]")
