@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Set up and build the book: every notebook is executed, warnings are errors. Output: _build/html/index.html
 # Skipped when the last build is current (nothing it reads has changed); --check says whether it is, and builds nothing.
+# Otherwise a notebook is executed only if it, toy or the installed packages changed since its last execution
+# (book/_ext/toyexec.py replays the others' recorded executions); TOYBOOK_REBUILD=1 executes every notebook.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

@@ -1,10 +1,9 @@
 """Publishing (issue 23): the workflow that publishes the site, the one setting that names the repository, a build
-for publishing that refuses a book without one, builds of one commit that are the same byte for byte, and the build
-the tests reuse only while it is current (``book/_ext/toysite.py``)."""
+for publishing that refuses a book without one, and the build the tests reuse only while it is current
+(``book/_ext/toysite.py``). Builds of one commit being the same byte for byte: tests/test_rebuild.py."""
 
 from __future__ import annotations
 
-import filecmp
 import json
 import os
 import re
@@ -245,21 +244,6 @@ def test_a_book_with_a_repository_has_launch_buttons_pointing_at_it(tmp_path):
     edition = json.loads((site / "_colab" / "page.ipynb").read_text())
     assert 'git+https://github.com/course/our-book"' in edition["cells"][1]["source"]
     assert toysite.is_current(site, root)  # a warning-free -W -n build records its inputs
-
-
-@pytest.mark.slow
-def test_two_builds_of_one_commit_are_the_same_byte_for_byte(built_site, tmp_path):
-    """The suite's build and a second one, made now in another folder over a copy of the first with a page left
-    from an older build: every file the same, so a deployment's diff shows real changes only (no random ids,
-    temporary paths, timestamps or orders, nothing that depends on what an earlier build left behind)."""
-    shutil.copytree(built_site, tmp_path / "again" / "_build" / "html")
-    (tmp_path / "again" / "_build" / "html" / "a-page-of-an-older-build.html").write_text("<!doctype html>")
-    other = build_book(ROOT, tmp_path / "again", tmp_path / "build.log")
-    first = sorted(p.relative_to(built_site) for p in built_site.rglob("*") if p.is_file())
-    second = sorted(p.relative_to(other) for p in other.rglob("*") if p.is_file())
-    assert first == second, set(first) ^ set(second)
-    differ = [str(rel) for rel in first if not filecmp.cmp(built_site / rel, other / rel, shallow=False)]
-    assert differ == [], f"{len(differ)} files differ between two builds of one commit, first {differ[:10]}"
 
 
 def test_a_rebuild_with_nothing_changed_executes_nothing(built_site, tmp_path):

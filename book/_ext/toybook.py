@@ -32,6 +32,9 @@
 * The repository (``toysite.repository``: ``repository.url``, else git's ``origin`` on GitHub) is the one place the
   Binder and Colab buttons, Live code's Binder route and the Colab editions take it from; without one there are no
   launch buttons, and a build for publishing (``TOYBOOK_PUBLISH=1``) refuses to start.
+* A rebuild executes only what changed: each notebook's execution is recorded in ``_build/.toybook-executed``
+  and replayed while the notebook, ``toy`` and the installed packages are unchanged (``toyexec``);
+  ``TOYBOOK_REBUILD=1`` executes every notebook.
 * Two builds of one commit are the same byte for byte: each starts from an empty output folder (``_fresh_output``),
   nothing random enters the configuration (the temporary folder of vendored files is added once the builder
   exists), figures' ids come from their content.
@@ -64,6 +67,7 @@ from toy.page.explorer import FIGURE_THEME_CSS
 from toy.page.prose import QUOTES_ENV
 
 sys.path.insert(0, str(Path(__file__).parent))  # its sibling module, as Sphinx loads this one (local_extensions)
+import toyexec  # noqa: E402
 import toyfonts  # noqa: E402
 import toyhtml  # noqa: E402
 import toysite  # noqa: E402
@@ -519,6 +523,12 @@ def _fresh_output(app, config):
     (Path(app.doctreedir) / "environment.pickle").unlink(missing_ok=True)
 
 
+def _execution_records(app, config):
+    """Each notebook's execution is recorded beside the html folder and replayed while its inputs are unchanged
+    (``toyexec``): a rebuild executes only the notebooks that could give other outputs."""
+    toyexec.install(Path(app.outdir).parent / toyexec.FOLDER_NAME, Path(app.srcdir), QUOTES_ENV)
+
+
 def _stamp_inputs(app, config):
     """Before the build: a hash of its inputs (``toysite.inputs_hash``), and no stamp of an earlier build left."""
     app._toybook_inputs = toysite.inputs_hash(Path(app.srcdir))
@@ -583,6 +593,7 @@ def setup(app):
     app.connect("config-inited", _repository)
     app.connect("config-inited", _math_config)
     app.connect("config-inited", _stamp_inputs, priority=900)
+    app.connect("config-inited", _execution_records)
     app.connect("builder-inited", _vendor_static, priority=400)
     app.connect("env-get-outdated", _notebooks_always_outdated)
     app.connect("build-finished", _remove_vendored)

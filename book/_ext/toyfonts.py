@@ -3,7 +3,7 @@
 In Lighthouse's simulation of a slow phone on a slow network, every font a page requests before its first paint
 counts against that paint. The theme's icon font (Font Awesome's solid face) is 156 KB (1 KB = 1,000 bytes) for
 the 20-odd icons the theme shows, and KaTeX's fonts hold every glyph KaTeX can typeset. The 4.1 page painted first
-at 3.2 s with the whole fonts and at 2.4 s with them cut (issue 21; README, "What Lighthouse measured").
+at 3.2 s with the whole fonts and at 2.4 s with them cut (issue 21; CONTRIBUTING.md, "What Lighthouse measured").
 
 What each font keeps:
 

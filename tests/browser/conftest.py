@@ -111,7 +111,7 @@ class PageLog:
     ended: int = 0  # requests finished or failed
 
     def problems(self) -> list[str]:
-        """Everything that counts as a failure of the book's own (see README: the browser tests)."""
+        """Everything that counts as a failure of the book's own (see CONTRIBUTING.md: Tested in a real browser)."""
         return ([f"request left 127.0.0.1: {u}" for u in self.external]
                 + [f"request failed: {u}" for u in self.failed]
                 + [f"HTTP error: {u}" for u in self.bad_status]

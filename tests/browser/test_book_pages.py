@@ -1,7 +1,7 @@
 """Every page of the built book in headless Chromium: offline, no errors, every figure and formula rendered,
 light enough, and the ways to run it (notebook download, Binder and Colab) in place.
 
-Classification of what counts as an error of the book's own (decided deliberately, see README): every page error
+Classification of what counts as an error of the book's own (decided deliberately; CONTRIBUTING.md): every page error
 (uncaught exception), every console error, every failed or 4xx/5xx request, and every request to a host other than
 127.0.0.1 fails the test; there is no allow-list. Console warnings are written to test-artifacts/ only.
 """
