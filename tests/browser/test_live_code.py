@@ -205,6 +205,209 @@ def test_live_code_edits_and_reruns_cells_on_a_local_server(bt, browser, site_ur
     assert not bt.close_enough(traces, initial["traces"]), "moving the temperature changed nothing"
 
 
+DOC_4_2 = "chapters/04-the-llm-as-a-policy/4.2-easy-and-hard"
+OWN_NAMES = {DOC: "pi_eos", DOC_4_2: "goodhart_ex"}  # a name only that page's cells define
+PROBE_CELLS = {DOC: 'toy.exercises.check("4.1-token-advantages"', DOC_4_2: 'toy.exercises.check("4.2-kl-optimum"'}
+PROBE = """print("probe", repr(globals().get("owner")), sorted(n for n in {names!r} if n in globals()))
+owner = {doc!r}"""
+RUN_PROBE_JS = """async ([k, code]) => {
+    // Put `code` in the k-th cell's editor, run it, and return its output once it has printed.
+    const cell = document.querySelectorAll('.thebe-cell')[k];
+    const out = document.querySelectorAll('[data-output]')[k];
+    cell.querySelector('.CodeMirror').CodeMirror.setValue(code);
+    cell.querySelector('.thebe-run-button').click();
+    const start = performance.now();
+    while (!/probe .*\\]/.test(out.textContent)) {
+        if (performance.now() - start > 60000) throw new Error('the probe printed nothing: ' + out.textContent);
+        await new Promise(r => setTimeout(r, 20));
+    }
+    return out.textContent.match(/probe .*\\]/)[0];
+}"""
+KERNEL_EXPLORER_JS = """async () => {
+    // The first explorer a cell showed on this page (the kernel's page view), started (it starts near the screen).
+    const el = document.querySelector('[data-output] .toy-explorer');
+    el.scrollIntoView({block: 'center'});
+    const start = performance.now();
+    while (el.dataset.ready !== 'true') {
+        if (performance.now() - start > 30000) throw new Error('the explorer did not start');
+        await new Promise(r => setTimeout(r, 20));
+    }
+    return window.toyExplorers[el.id].spec.kernel ? el.id : null;
+}"""
+EXTREMES_JS = """async id => {  // every control of the explorer to its last option
+    const api = window.toyExplorers[id];
+    const last = Object.fromEntries(api.spec.controls.map(c => [c.name, c.labels.length - 1]));
+    const before = api.redraws();
+    await api.set(last);
+    return {before, last};
+}"""
+
+
+def test_two_pages_in_live_code_each_have_a_kernel_with_their_own_names(bt, browser, site_url, tmp_path):
+    """Pages 4.1 and 4.2 in two tabs, Live code started on both at once: after both pages' run-throughs, each
+    tab's kernel holds the names its own page's cells define and not the other's, a name one tab sets is not seen
+    by the other, the server holds two sessions (one kernel each) under the two notebooks' paths, and each page's
+    explorer gets the settings it asks for from its own kernel (every control at its last option)."""
+    docs = [DOC, DOC_4_2]
+    names = tuple(OWN_NAMES[d] for d in docs)
+    with jupyter_server(tmp_path, site_url, bt.ARTIFACTS / "live-code-two-pages-server.log") as (server, token):
+        first, log = bt.new_page(browser, 1280, 1000)
+        second = first.context.new_page()  # a second tab of the same browser window
+        second.on("pageerror", lambda e: log.page_errors.append(str(e)))
+        second.on("console", lambda m: log.console_errors.append(m.text) if m.type == "error" else None)
+        pages = dict(zip(docs, (first, second), strict=True))
+        try:
+            for doc, page in pages.items():
+                page.goto(f"{bt.page_url(site_url, doc)}#toy-live-server={server}&toy-live-token={token}")
+                page.wait_for_selector(".toy-live-button")
+            for page in pages.values():  # both run-throughs at once
+                page.click(".toy-live-button")
+            for page in pages.values():
+                page.wait_for_function("() => document.documentElement.dataset.toyLive === 'live'",
+                                       timeout=240_000)
+            sessions = json.loads(urllib.request.urlopen(urllib.request.Request(
+                f"{server}/api/sessions", headers={"Authorization": f"token {token}"}), timeout=10).read())
+            probe = {doc: cell_index(page, PROBE_CELLS[doc]) for doc, page in pages.items()}
+            said = []  # 4.1 sets its owner, then 4.2 looks and sets its own, then 4.1 looks again
+            for doc in (DOC, DOC_4_2, DOC):
+                said.append(pages[doc].evaluate(RUN_PROBE_JS, [probe[doc], PROBE.format(names=names, doc=doc)]))
+            moved = {}
+            for doc, page in pages.items():  # the first explorer a cell showed (the kernel's page view)
+                eid = page.evaluate(KERNEL_EXPLORER_JS)
+                assert eid, f"{doc}: the first explorer a cell showed is not the kernel's page view"
+                initial = bt.read_explorer(page, eid, 1)
+                got = page.evaluate(EXTREMES_JS, eid)
+                moved[doc] = {**got, "initial": initial, "spec": bt.explorer_spec(page, eid),
+                              "read": bt.read_explorer(page, eid, got["before"] + 1),
+                              "status": page.evaluate("id => document.getElementById(id).dataset.kernel || null", eid)}
+        finally:
+            bt.close(first)
+
+    assert said == [f"probe None ['{OWN_NAMES[DOC]}']", f"probe None ['{OWN_NAMES[DOC_4_2]}']",
+                    f"probe '{DOC}' ['{OWN_NAMES[DOC]}']"], said
+    paths = sorted(s_["path"] for s_ in sessions)
+    assert len(paths) == 2 and paths[0].endswith("4.1-formal-mapping.ipynb") \
+        and paths[1].endswith("4.2-easy-and-hard.ipynb"), sessions
+    assert len({s_["kernel"]["id"] for s_ in sessions}) == 2, sessions
+    for doc, got in moved.items():
+        assert got["status"] is None, f"{doc}: the explorer says {got['status']!r}"
+        assert got["read"]["state"] == got["last"], (doc, got["read"]["state"])
+        match = bt.match_explorer(doc, got["spec"], got["initial"])
+        traces, _ = bt.expected(match.explorer, got["last"])
+        assert bt.close_enough(traces, got["read"]["traces"]), f"{doc}: the figure at the extremes is not toy's"
+    assert log.problems() == [], "\n".join(log.problems())
+
+
+FAKE_KERNEL_JS = """() => {
+    // A kernel as toy-explorer.js sees it (window.toyLiveKernel): its comm answers from the test process
+    // (window.toyTestAnswer, toy.page.explorer.page_answer), and it can die.
+    const handlers = [];
+    const fake = {
+        dead: false, asked: 0,
+        statusChanged: {connect: fn => handlers.push(fn)},
+        createComm(target) {
+            if (fake.dead) throw new Error('Kernel is dead');
+            const comm = {
+                isDisposed: false, onMsg: null, onClose: null,
+                open: () => ({done: Promise.resolve()}),
+                send(data) {
+                    if (fake.dead) throw new Error('Kernel is dead');
+                    fake.asked += data.states.length;
+                    window.toyTestAnswer(target, data).then(reply => comm.onMsg({content: {data: reply}}));
+                    return {done: Promise.resolve()};
+                },
+                close() { comm.isDisposed = true; return {done: Promise.resolve()}; },
+            };
+            return comm;
+        },
+        die() { fake.dead = true; handlers.forEach(fn => fn(fake, 'dead')); },
+    };
+    window.toyTestKernel = fake;
+    window.toyLiveKernel = () => fake;
+}"""
+SHOW_JS = """async html => {
+    // Show an explorer as a Live code cell's output does, at the top of the article; its id once it is ready.
+    const out = document.createElement('div');
+    out.setAttribute('data-output', '');
+    out.innerHTML = html;
+    document.querySelector('main article').prepend(out);
+    scrollTo(0, 0);
+    const el = out.querySelector('.toy-explorer');
+    const start = performance.now();
+    while (el.dataset.ready !== 'true') {
+        if (performance.now() - start > 20000) throw new Error('the explorer did not start');
+        await new Promise(r => setTimeout(r, 10));
+    }
+    return el.id;
+}"""
+FAILED_JS = """async ([id, indices]) => {
+    // Set a setting; the explorer's state once it has failed (or drawn), within 5 s.
+    const api = window.toyExplorers[id], el = document.getElementById(id);
+    const before = api.redraws();
+    delete el.dataset.kernel;  // so that only a failure of this setting sets it again
+    api.set(indices);
+    const start = performance.now();
+    while (el.dataset.kernel !== 'failed' && api.redraws() === before && performance.now() - start < 5000) {
+        await new Promise(r => setTimeout(r, 10));
+    }
+    return {kernel: el.dataset.kernel || null, redrew: api.redraws() > before, ms: performance.now() - start,
+            status: el.querySelector('.toy-explorer-status').textContent, known: api.known()};
+}"""
+
+
+def test_a_page_view_computes_each_setting_once_and_says_when_its_kernel_cannot(bt, browser, site_url):
+    """Figure 4.1's page view (what a Live code cell shows) on the built page, its kernel played by the test
+    process: shown at once with only its default setting, it gets every other setting it shows from the kernel
+    (every control at its last option: toy's numbers), each once; when the kernel dies, a new setting says why
+    within a second instead of waiting, a setting it has still redraws, and with no kernel at all it says so."""
+    import toy
+    from toy.page import explorer as E
+
+    ex = toy.explorers.credit_assignment(prompt=2)
+    E._PAGE_VIEWS["browser-test"] = ex
+    page, log = bt.new_page(browser, 1280, 1000)
+    try:
+        page.expose_function("toyTestAnswer", lambda target, data: E.page_answer(
+            "browser-test" if target == E.COMM_TARGET else None, data))
+        page.goto(bt.page_url(site_url, DOC))
+        page.wait_for_function("() => document.readyState === 'complete'")
+        page.evaluate(FAKE_KERNEL_JS)
+        view = ex._html(ex.page_payload("browser-test"))  # what the kernel sends (page_html, under this key)
+        eid = page.evaluate(SHOW_JS, view)
+        initial = bt.read_explorer(page, eid, 1)
+        spec = bt.explorer_spec(page, eid)
+        last = {c.name: len(c.values) - 1 for c in ex.static_controls}
+        page.evaluate("([id, s]) => window.toyExplorers[id].set(s)", [eid, last])
+        extremes = bt.read_explorer(page, eid, initial["redraws"] + 1)
+        page.wait_for_timeout(300)  # the neighbours it asks for after each redraw
+        asked = page.evaluate("() => window.toyTestKernel.asked")
+        default = {c.name: c.default for c in ex.static_controls}
+        page.evaluate("([id, s]) => window.toyExplorers[id].set(s)", [eid, default])
+        back = bt.read_explorer(page, eid, extremes["redraws"] + 1)
+        page.wait_for_timeout(300)
+        asked_again = page.evaluate("() => window.toyTestKernel.asked")
+        page.evaluate("() => window.toyTestKernel.die()")
+        dead = page.evaluate(FAILED_JS, [eid, {**last, "temperature": 0}])
+        known = page.evaluate(FAILED_JS, [eid, last])
+        page.evaluate("() => { window.toyLiveKernel = undefined; }")
+        none = page.evaluate(FAILED_JS, [page.evaluate(SHOW_JS, view), {**last, "preset": 0}])
+    finally:
+        bt.close(page)
+        E._PAGE_VIEWS.pop("browser-test", None)
+
+    assert spec["kernel"] == {"target": E.COMM_TARGET, "key": "browser-test"}
+    traces, _ = bt.expected(ex, last)
+    assert extremes["state"] == last and bt.close_enough(traces, extremes["traces"]), "not toy's figure at the ends"
+    traces, _ = bt.expected(ex, default)
+    assert bt.close_enough(traces, back["traces"]) and bt.close_enough(traces, initial["traces"])
+    assert 0 < asked and asked_again == asked, "a setting the page has must not be asked for again"
+    assert dead["kernel"] == "failed" and not dead["redrew"] and dead["ms"] < 1000, dead
+    assert "could not be computed" in dead["status"] and "dead" in dead["status"], dead
+    assert known["redrew"] and known["kernel"] is None and known["status"] == "", known
+    assert none["kernel"] == "failed" and "no kernel is connected" in none["status"], none
+    assert log.problems() == [], "\n".join(log.problems())
+
+
 def _temperature_cell() -> str:
     nb = json.loads((Path(__file__).resolve().parents[2] / f"{DOC}.ipynb").read_text())
     for cell in nb["cells"]:

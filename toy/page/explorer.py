@@ -18,12 +18,18 @@ From that one description come
 * a **static view** (in the built book, no kernel): every output evaluated at build time on the grid of the
   controls it depends on, stored in the page as float64, and a small page script
   (``book/_static/toy/toy-explorer.js``) that only looks values up and redraws the figure;
+* a **page view in a kernel** (Live code in the book, which runs a page's cells on a kernel but has no widget
+  scripts): the static view's page and page script, with only the setting on screen computed when the cell runs
+  (every other entry of the payload is NaN, "not computed yet"); the page script asks the kernel for any other
+  setting when the reader first chooses it (and for its neighbours, so that the next step is there already),
+  through a comm (``COMM_TARGET``), and keeps what it got;
 * **tests**, which set controls from Python and read the same figure data the views show.
 
 Which view an explorer shows when displayed is chosen by the environment variable ``TOY_EXPLORER_VIEW``
-(``live`` by default; the book's build sets ``static``), so a live widget that needs a kernel is never put in the
-static site. ``text`` shows only the explorer's title and computes nothing: for a notebook run for its checks alone
-(nbgrader's autograde).
+(``live`` by default; the book's build sets ``static``; Live code sets ``page``), so a live widget that needs a
+kernel is never put in the static site. ``text`` shows only the explorer's title and computes nothing: for a
+notebook run for its checks alone (nbgrader's autograde). ``page`` outside a kernel (no comm to answer the page)
+is the static view.
 """
 
 from __future__ import annotations
@@ -33,9 +39,12 @@ import contextlib
 import html
 import itertools
 import json
+import math
 import os
 import re
+import uuid
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +56,10 @@ import plotly.io as pio
 from .figures import decade_ticks, top_without_title
 
 VIEW_ENV = "TOY_EXPLORER_VIEW"
+COMM_TARGET = "toy-explorer"
+"""The comm target by which a page view asks its kernel for settings (``book/_static/toy/toy-explorer.js``)."""
+PAGE_VIEWS_KEPT = 64
+"""How many page views a kernel answers for: the latest shown (a re-run cell's new view replaces its old one)."""
 _TEMPLATE_FIELD = re.compile(r"\{(\w+)(?::\.(\d+)f)?\}")
 
 
@@ -233,8 +246,7 @@ class Explorer:
         """
         blocks, meta, offset = [], {}, 0
         by_deps: dict[tuple, list[str]] = {}
-        static = {c.name for c in self.static_controls}
-        static_deps = {name: tuple(d for d in deps if d in static) for name, deps in self.outputs.items()}
+        static_deps = self._static_deps()
         for name, deps in static_deps.items():
             by_deps.setdefault(deps, []).append(name)
         values: dict[str, list] = {name: [] for name in self.outputs}
@@ -253,6 +265,22 @@ class Explorer:
             blocks.append(block)
             offset += block.size
         data = np.concatenate(blocks).astype("<f8")  # little-endian float64, deflated (zlib) then base64
+        return self._payload(meta, data)
+
+    def _static_deps(self) -> dict[str, tuple[str, ...]]:
+        """Each output's dependencies among the static controls (live-only ones are held at their defaults)."""
+        static = {c.name for c in self.static_controls}
+        return {name: tuple(d for d in deps if d in static) for name, deps in self.outputs.items()}
+
+    def _entry(self, deps: Sequence[str], indices: dict[str, int]) -> int:
+        """The position of the entry at option ``indices`` in the block of an output with dependencies ``deps``."""
+        index = 0
+        for d in deps:
+            index = index * len(self._control[d].values) + indices[d]
+        return index
+
+    def _payload(self, meta: dict, data: np.ndarray) -> dict:
+        """The page's payload: the outputs' layout ``meta`` and their ``data``, and what both page views share."""
         # The page shows the figure's title as HTML above the plot (it wraps at any width), as the live view does.
         figure = self._figure_without_bound_values()
         figure["layout"] = decade_ticks(figure["layout"])
@@ -343,7 +371,49 @@ class Explorer:
 
     def static_html(self) -> str:
         """The static view: controls, an empty figure div and the payload; the page script brings it alive."""
-        payload = json.dumps(self.static_payload(), separators=(",", ":")).replace("</", "<\\/")
+        return self._html(self.static_payload())
+
+    # -- page view in a kernel (Live code) ----------------------------------------------------------------------
+    def page_payload(self, key: str) -> dict:
+        """The static view's payload with only the default setting computed: every other entry of ``data`` is NaN
+        (an output is never NaN: ``evaluate``), and ``kernel`` tells the page script how to ask the kernel that
+        holds this explorer under ``key`` for the others (``page_outputs``, through ``COMM_TARGET``)."""
+        outs = self.evaluate(self.state())
+        indices = {c.name: c.default for c in self.controls}
+        blocks, meta, offset = [], {}, 0
+        for name, deps in self._static_deps().items():
+            size = outs[name].size
+            block = np.full(size * math.prod(len(self._control[d].values) for d in deps), np.nan)
+            at = self._entry(deps, indices) * size
+            block[at: at + size] = outs[name]
+            meta[name] = {"deps": list(deps), "size": size, "offset": offset}
+            blocks.append(block)
+            offset += block.size
+        payload = self._payload(meta, np.concatenate(blocks).astype("<f8"))
+        payload["kernel"] = {"target": COMM_TARGET, "key": key}
+        return payload
+
+    def page_outputs(self, indices: dict) -> dict[str, list[float]]:
+        """Every output at a setting of the static controls given by option ``indices`` ({name: index}, as the page
+        script's state holds them): what the page view's script asks its kernel for."""
+        if not isinstance(indices, dict) or set(indices) != {c.name for c in self.static_controls}:
+            raise ValueError(f"a setting names each of the controls {[c.name for c in self.static_controls]} "
+                             f"once, got {indices!r}")
+        values = {}
+        for c in self.static_controls:
+            i = indices[c.name]
+            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(c.values):
+                raise ValueError(f"{c.label}: {i!r} is not an option index from 0 to {len(c.values) - 1}")
+            values[c.name] = c.values[i]
+        return {name: a.tolist() for name, a in self.evaluate(self.state(**values)).items()}
+
+    def page_html(self) -> str:
+        """The page view in a kernel (see the module docstring); the static view where no kernel can answer."""
+        key = _serve_page_view(self)
+        return self.static_html() if key is None else self._html(self.page_payload(key))
+
+    def _html(self, payload: dict) -> str:
+        payload = json.dumps(payload, separators=(",", ":")).replace("</", "<\\/")
         caption = f'<p class="toy-explorer-caption">{html.escape(self.caption)}</p>' if self.caption else ""
         return (
             f'<div class="toy-explorer" data-title="{html.escape(self.title)}">'
@@ -358,9 +428,65 @@ class Explorer:
         view = os.environ.get(VIEW_ENV, "live")
         if view == "static":
             return {"text/html": self.static_html(), "text/plain": f"<explorer: {self.title}>"}
+        if view == "page":  # Live code in the book: the page's view, each setting computed when first chosen
+            return {"text/html": self.page_html(), "text/plain": f"<explorer: {self.title}>"}
         if view == "text":  # a notebook run for its checks only (nbgrader's autograde): nothing is computed
             return {"text/plain": f"<explorer: {self.title} (shown in the book and in JupyterLab)>"}
         return self.live().widget._repr_mimebundle_(include=include, exclude=exclude)
+
+
+_PAGE_VIEWS: OrderedDict[str, Explorer] = OrderedDict()  # key -> explorer, for the page views this kernel showed
+
+
+def _comm_manager():
+    """The running kernel's comm manager, or None outside a kernel."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with plotly's and ipywidgets' stack
+        return None
+    return getattr(getattr(get_ipython(), "kernel", None), "comm_manager", None)
+
+
+def _serve_page_view(explorer: Explorer) -> str | None:
+    """Keep ``explorer`` for its page view to ask about; its key, or None when no kernel can answer."""
+    manager = _comm_manager()
+    if manager is None:
+        return None
+    manager.register_target(COMM_TARGET, _open_page_comm)
+    key = uuid.uuid4().hex
+    _PAGE_VIEWS[key] = explorer
+    while len(_PAGE_VIEWS) > PAGE_VIEWS_KEPT:
+        _PAGE_VIEWS.popitem(last=False)
+    return key
+
+
+def _open_page_comm(comm, msg) -> None:
+    """A page view's script opened a comm (data: {key}); each message {id, states: [{control: option index}]}
+    gets the reply {id, outputs: [{output: values}, ...]} or {id, error}. The page closes it when the view leaves
+    the page (its cell re-run), and the kernel forgets that view."""
+    key = ((msg.get("content") or {}).get("data") or {}).get("key")
+    comm.on_msg(lambda m: comm.send(page_answer(key, (m.get("content") or {}).get("data"))))
+    comm.on_close(lambda _m: _PAGE_VIEWS.pop(key, None))
+
+
+def page_answer(key, request: dict) -> dict:
+    """The kernel's answer to a page view's ``request`` ({id, states}); see ``_open_page_comm``."""
+    if not isinstance(request, dict):
+        return {"id": None, "error": f"a request is {{id, states}}, got {request!r}"}
+    reply = {"id": request.get("id")}
+    explorer = _PAGE_VIEWS.get(key)
+    if explorer is None:
+        reply["error"] = "this kernel no longer holds the explorer (it restarted, or showed it long ago)"
+        return reply
+    _PAGE_VIEWS.move_to_end(key)
+    states = request.get("states")
+    try:
+        if not isinstance(states, list):
+            raise ValueError(f"states must be a list of settings, got {states!r}")
+        reply["outputs"] = [explorer.page_outputs(s) for s in states]
+    except Exception as err:  # noqa: BLE001 - the page shows why, and the reader may move on
+        reply["error"] = f"{type(err).__name__}: {err}"
+    return reply
 
 
 def _needed_range(plan: dict, extremes: list[tuple[float, float]]) -> list[float] | None:

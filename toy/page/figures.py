@@ -273,5 +273,5 @@ def lift_title(fig_dict: dict) -> tuple[str, dict]:
 
 
 pio.renderers["toy_book"] = _BookRenderer()
-if os.environ.get("TOY_EXPLORER_VIEW") in ("static", "text"):
+if os.environ.get("TOY_EXPLORER_VIEW") in ("static", "page", "text"):
     pio.renderers.default = "toy_book"

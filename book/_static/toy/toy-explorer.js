@@ -2,6 +2,9 @@
 // Each .toy-explorer element carries a JSON payload: controls, outputs precomputed by `toy` at build time
 // (float64, base64), and bindings from outputs to the figure's traces and title. This script only looks
 // values up and redraws; it computes nothing. Exposes window.toyExplorers (element id -> API) for tests.
+// An explorer a kernel showed in Live code (toy-live.js; explorer.py's page view) comes with only the setting on
+// screen computed (NaN elsewhere) and the key by which this script asks that kernel for the others, through a comm,
+// when the reader first chooses them (and for their neighbours, so the next step is there already).
 // It also draws the page's plain figures (toy.figures.book_figure_html: an empty box and the figure's data), and
 // resizes every plotly figure on the page when its column settles. Figures and explorers start when they come
 // near the screen, so nothing of theirs delays the text; window.toyDrawAll() starts them all (tests, printing).
@@ -136,6 +139,83 @@
     return new Float64Array(await new Response(stream).arrayBuffer());
   }
 
+  // The kernel that showed an explorer in Live code (toy-live.js sets window.toyLiveKernel): ask(states) sends
+  // settings ([{control: option index}]) through a comm (toy.page.explorer.COMM_TARGET) and resolves to their
+  // outputs ([{output: values}]), each also given to onData as it arrives (a late answer still fills the data).
+  // A request fails, never hangs: no kernel, a closed comm, a dead or restarted kernel, or ASK_MS without an
+  // answer (the kernel runs one thing at a time: a long cell delays it) reject it with the reason.
+  const ASK_MS = 60000;
+  function kernelSource(link, onData) {
+    let comm = null;
+    let next = 0;
+    const waiting = new Map();  // request id -> {resolve, reject, timer}, until it is answered or fails
+    const sent = new Map();  // request id -> its settings, until the kernel answers (late answers count too)
+    const settle = (id, error, outputs) => {
+      const w = waiting.get(id);
+      if (!w) return;
+      waiting.delete(id);
+      clearTimeout(w.timer);
+      if (error) w.reject(new Error(error));
+      else w.resolve(outputs);
+    };
+    const failAll = (why) => [...waiting.keys()].forEach((id) => settle(id, why));
+    const quietly = (future) => { if (future && future.done) future.done.catch(() => {}); };
+    function open() {
+      const kernel = window.toyLiveKernel && window.toyLiveKernel();
+      if (!kernel) throw new Error("no kernel is connected to this page: press Live code and run the cell again");
+      sent.clear();  // a new comm: what the old one was asked is not coming
+      const c = kernel.createComm(link.target);
+      c.onMsg = (msg) => {
+        const d = msg.content.data || {};
+        const states = sent.get(d.id);
+        sent.delete(d.id);
+        if (d.outputs && states) d.outputs.forEach((outs, j) => onData(states[j], outs));
+        settle(d.id, d.error, d.outputs);
+      };
+      c.onClose = () => {
+        if (comm !== c) return;
+        comm = null;
+        failAll("the kernel closed this explorer's connection (it restarted?): run the explorer's cell again");
+      };
+      if (kernel.statusChanged) {
+        kernel.statusChanged.connect((_k, status) => {
+          if (comm === c && ["dead", "restarting", "autorestarting"].includes(status)) {
+            comm = null;
+            failAll(`the kernel is ${status === "dead" ? "dead" : "restarting"}: run the explorer's cell again`);
+          }
+        });
+      }
+      quietly(c.open({key: link.key}));
+      return c;
+    }
+    return {
+      ask(states) {
+        return new Promise((resolve, reject) => {
+          const id = ++next;
+          const timer = setTimeout(() => settle(id, `the kernel gave no answer within ${ASK_MS / 1000} s ` +
+            "(is a long cell running?); move a control to ask again"), ASK_MS);
+          waiting.set(id, {resolve, reject, timer});
+          try {
+            if (!comm || comm.isDisposed) comm = open();
+            sent.set(id, states);
+            quietly(comm.send({id, states}));
+          } catch (err) {
+            comm = null;
+            settle(id, err.message);
+          }
+        });
+      },
+      close() {
+        const c = comm;
+        comm = null;
+        failAll("the explorer left the page");
+        try {
+          if (c && !c.isDisposed) quietly(c.close());
+        } catch (err) { /* the kernel has gone already */ }
+      },
+    };
+  }
+
   function setPath(obj, path, value) {
     const keys = path.split(/[.[\]]+/).filter(Boolean);
     let o = obj;
@@ -164,12 +244,97 @@
     const texts = {};  // layout path -> the text shown for it (the title's in titleDiv)
     const TITLE = "title.text";
 
+    function entry(o, st) {  // where the entry of output o at setting st starts in data
+      let index = 0;
+      o.deps.forEach((d) => { index = index * byName[d].labels.length + st[d]; });
+      return o.offset + index * o.size;
+    }
     function output(name) {
       const o = spec.outputs[name];
-      let index = 0;
-      o.deps.forEach((d) => { index = index * byName[d].labels.length + state[d]; });
-      const start = o.offset + index * o.size;
+      const start = entry(o, state);
       return data.subarray(start, start + o.size);
+    }
+
+    // A page view in a kernel (spec.kernel): the settings not computed yet are NaN, asked for when first shown.
+    const source = spec.kernel ? kernelSource(spec.kernel, fill) : null;
+    const pending = new Map();  // setting (its key) -> the request that brings its outputs
+    const settingKey = (st) => spec.controls.map((c) => st[c.name]).join(",");
+    function known(st) {
+      return Object.values(spec.outputs).every((o) => o.size === 0 || !Number.isNaN(data[entry(o, st)]));
+    }
+    function fill(st, outs) {
+      Object.entries(outs).forEach(([name, values]) => {
+        const o = spec.outputs[name];
+        if (o && values.length === o.size) data.set(values, entry(o, st));
+      });
+    }
+    function ask(states) {
+      const request = source.ask(states);
+      const keys = states.map(settingKey);
+      keys.forEach((k) => pending.set(k, request));
+      const forget = () => keys.forEach((k) => { if (pending.get(k) === request) pending.delete(k); });
+      request.then(forget, forget);
+      return request;
+    }
+    async function shown() {  // until the setting on screen has its outputs (the reader may move on meanwhile)
+      while (!known(state)) {
+        if (!source) throw new Error("this setting was not computed");
+        const st = Object.assign({}, state);
+        const batch = pending.get(settingKey(st));  // asked already, maybe with its neighbours
+        try {
+          await (batch || ask([st]));
+        } catch (err) {
+          if (!batch) throw err;
+          await ask([st]);  // a batch fails as a whole: ask for this one alone
+        }
+        if (settingKey(st) === settingKey(state) && !known(state)) {
+          throw new Error("the kernel's answer does not fit this explorer");
+        }
+      }
+    }
+    function prefetch() {  // the settings one step away from the one on screen, in one request
+      if (!source) return;
+      const near = [];
+      spec.controls.forEach((c) => [-1, 1].forEach((step) => {
+        const i = state[c.name] + step;
+        if (i < 0 || i >= c.labels.length) return;
+        const st = Object.assign({}, state, {[c.name]: i});
+        if (!known(st) && !pending.has(settingKey(st))) near.push(st);
+      }));
+      if (near.length) ask(near).catch(() => {});  // a failure shows if the reader goes there
+    }
+    // While the kernel computes: the figure dimmed and a line saying so (after a moment, so a quick answer does not
+    // flicker); if it fails, why, and the next change of a control asks again.
+    let status = null;
+    let saying = null;  // what the line says: "computing", "failed" or null
+    if (source) {
+      status = document.createElement("p");
+      status.className = "toy-explorer-status";
+      status.setAttribute("role", "status");
+      status.style.cssText = "margin: 0.2em 0; font-size: 0.9em; min-height: 1.35em";
+      box.after(status);
+    }
+    function say(text, mode) {  // mode: "computing", "failed" or null (the explorer's data-kernel attribute)
+      if (!status) return;
+      saying = mode;
+      status.textContent = text;
+      figDiv.style.opacity = mode ? "0.55" : "";  // computing, or failed: the figure is not the setting chosen
+      if (mode) root.dataset.kernel = mode;
+      else delete root.dataset.kernel;
+    }
+    async function computed() {  // shown(), saying so while it waits
+      const start = performance.now();
+      const tell = () => say("Computing this setting in the kernel…" + (performance.now() - start > 2000
+        ? ` ${Math.round((performance.now() - start) / 1000)} s (a running cell ends first)` : ""), "computing");
+      let timer = setTimeout(function tick() { tell(); timer = setTimeout(tick, 1000); }, 150);
+      try {
+        await shown();
+      } catch (err) {
+        say(`This setting could not be computed: ${err.message}.`, "failed");
+        throw err;
+      } finally {
+        clearTimeout(timer);
+      }
     }
 
     function render(template) {
@@ -286,9 +451,20 @@
           while (asked > 0) {
             const n = asked;
             asked = 0;
+            if (source && !known(state)) {  // a page view in a kernel: its outputs first (state may move on)
+              try {
+                await computed();
+              } catch (err) {
+                continue;  // the figure stays as it was, the line under the controls says why
+              }
+            }
             // a transition cut short (plotly rejects it when the figure is relayout meanwhile): draw in full
             await draw().catch(() => { drawnLayout = null; return draw(); });
             redraws += n;
+            if (source) {
+              if (saying) say("", null);
+              prefetch();
+            }
           }
         } finally {
           drawing = null;
@@ -388,11 +564,15 @@
       b.type = "button";
       b.className = "toy-action";
       b.textContent = a.label;
-      b.addEventListener("click", () => {
+      const act = () => {
         const k = step++ % a.count;
         const v = output(a.output);
         a.targets.forEach((name, j) => setIndex(name, v[k * a.targets.length + j]));
         redraw();
+      };
+      b.addEventListener("click", () => {
+        if (!source || known(state)) act();
+        else computed().then(act, () => {});  // the setting on screen is still being computed
       });
       box.appendChild(b);
     });
@@ -410,6 +590,9 @@
         Object.entries(indices).forEach(([name, i]) => setIndex(name, i));
         return redraw();
       },
+      // a page view in a kernel: whether the setting on screen is computed, and its comm closed when it leaves
+      known: () => known(state),
+      dispose: () => { if (source) source.close(); },
     };
     await redraw();
     if (resizer) resizer.observe(figDiv);
@@ -475,7 +658,9 @@
         watch(el);
       });
       Object.keys(window.toyExplorers || {}).forEach((id) => {
-        if (!document.getElementById(id)) delete window.toyExplorers[id];
+        if (document.getElementById(id)) return;
+        window.toyExplorers[id].dispose();
+        delete window.toyExplorers[id];
       });
     }).observe(document.body, { childList: true, subtree: true });
   }

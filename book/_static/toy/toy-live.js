@@ -15,11 +15,13 @@
   const PROBE_MS = 3000; // per server: a refused or silent server costs at most this
   const CONNECT_MS = 60000; // a server that answered must give a kernel within this (slow machines included)
   const BINDER_MS = 600000; // Binder may build an image first: minutes, with its progress shown
-  // In the kernel, before any cell: explorers show the view this page can run (see the note added to them).
-  const PRELUDE = 'import os\nos.environ["TOY_EXPLORER_VIEW"] = "static"  # Live code in the book: the page view\n';
-  const NOTE = "Live code re-ran this explorer in the kernel: it shows the page's view, with every setting " +
-    "computed by toy just now. The live ipywidgets view needs JupyterLab's widget scripts, which this page " +
-    "does not load (they would come from a CDN); open the notebook in JupyterLab or Binder for it.";
+  // In the kernel, before any cell: explorers show the view this page can run (see the note added to them): the
+  // page's view, with the setting on screen computed at once and each other one when the reader first chooses it
+  // (toy-explorer.js asks the kernel through window.toyLiveKernel; toy/page/explorer.py's page view).
+  const PRELUDE = 'import os\nos.environ["TOY_EXPLORER_VIEW"] = "page"  # Live code in the book: the page view\n';
+  const NOTE = "Live code re-ran this explorer in the kernel: it shows the page's view, each setting computed " +
+    "by toy in this kernel when you first choose it. The live ipywidgets view needs JupyterLab's widget scripts, " +
+    "which this page does not load (they would come from a CDN); open the notebook in JupyterLab or Binder for it.";
 
   function fromLink() {
     // A link from scripts/live.sh: #toy-live-server=http://127.0.0.1:8888&toy-live-token=...
@@ -269,6 +271,7 @@
       `${route.label} gave no kernel within ${limit / 1000} s`);
     connecting = false;
     if (!session || !session.kernel) throw new Error(`${route.label} gave no kernel`);
+    window.toyLiveKernel = () => session.kernel;  // explorers shown by a cell ask it for settings (toy-explorer.js)
     await timed(session.kernel.requestExecute({code: PRELUDE, silent: true}).done, CONNECT_MS,
       "the kernel did not answer");
     noteNewExplorers(built);
