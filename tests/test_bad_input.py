@@ -52,6 +52,7 @@ from toy import (
     resets,
     reward_models,
     rewards,
+    seeds,
     sft,
     train,
     trust_region,
@@ -496,6 +497,15 @@ CASES: dict[str, Case] = {
         dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, n_comparisons=COUNT + HUGE,
              features=["nope", None], sharpness=POSITIVE, l2=POSITIVE, seed=RNG),
         names=dict(n_comparisons="comparisons", seed="seed")),
+    "toy.seeds.over_seeds": Case(seeds.over_seeds, dict(run=lambda s: float(s), seeds=range(3)),
+                                 dict(run=[3, None, lambda s: float("nan"), lambda s: "a"],
+                                      seeds=[[], 5, [1, 1], [0.5], None, [True]]), names=dict(run="run")),
+    "toy.seeds.rate": Case(seeds.rate, dict(holds=lambda s: s > 0, seeds=range(3)),
+                           dict(holds=[3, None, lambda s: 1], seeds=[[], 5, [1, 1], [0.5], None]),
+                           names=dict(holds="holds")),
+    "toy.reward_models.ProxyReward (a call)": Case(
+        lambda **kw: PROXY(**kw), dict(prompt=2, response=(1, 2)),
+        dict(response=[(1,), (1, 2, 3), (1, 7), "12", None], prompt=PROMPT + [3])),
     "toy.reward_models.ProxyReward.agreement": Case(method(PROXY, "agreement"), dict(policy=PI),
                                                     dict(policy=POLICY + [PI3])),
     "toy.reward_models.optimisation_curve": Case(

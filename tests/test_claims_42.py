@@ -1,0 +1,327 @@
+"""Section 4.2's claims about random experiments, over seeds (issue 32), and the reward model's input checks.
+
+Every number 4.2 quotes from a sampled experiment is glued as a ``toy.seeds`` Spread or Rate over 20 seeds, or names
+its seed (the explorers' runs: seed 0, comparison sets 1 and 2 = seeds 0 and 1). These tests recompute the per-seed
+outcomes and assert what each sentence says about them, so a change to toy that made a sentence false fails here.
+They also pin the Goodhart paragraph's citations and ``ProxyReward``'s refusal of a response it cannot score.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import toy
+from toy.page.explorers import easy_hard
+from toy.reward_models import ProxyReward, optimisation_curve
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = ROOT / "chapters" / "04-the-llm-as-a-policy" / "4.2-easy-and-hard.ipynb"
+X = 2
+SEEDS = range(20)  # as the notebook's RESET_SEEDS and GOODHART_SEEDS (checked below)
+RIGHT = 0.99  # "ends at a right response": the true reward at the curve's end (its smallest β) is above this
+
+
+@functools.cache
+def _cells() -> dict[str, str]:
+    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    return {c["id"]: "".join(c["source"]) for c in nb["cells"]}
+
+
+def _markdown() -> str:
+    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+
+
+def _code() -> str:
+    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+
+
+def test_the_notebook_computes_over_the_seeds_these_tests_check():
+    code = _code()
+    assert "RESET_SEEDS = range(20)" in code and "GOODHART_SEEDS = range(20)" in code
+    # the quoted numbers from random experiments are glued from toy.seeds (a Spread or a Rate), not from one run
+    over_seeds = ["rmse9", "reset_slope", "gh_collapse", "gh_right100", "gh_right_before", "gh_add_high300",
+                  "gh_add_high1000", "gh_add_end300", "gh_add_end3000", "ex_tab_right10", "ex_tab_right100"]
+    statements = {}
+    for name, value in re.findall(r'toy\.glue\((f?"[^"]+"), (.*?)display=False\)', code, re.S):
+        for n in (300, 1000, 3000):
+            statements[name.lstrip("f").strip('"').replace("{n}", str(n))] = value
+    for name in over_seeds:
+        assert name in statements, name
+        assert "toy.seeds." in statements[name] or "ends_right(" in statements[name], name
+    assert re.search(r"def ends_right\(.*?toy\.seeds\.rate\(", code, re.S)
+    quoted = set(re.findall(r'toy\.quote\("(\w+)"', _markdown()))
+    assert set(over_seeds) <= quoted
+
+
+# -- resets: the Monte Carlo error of 20 repeats, and its 1/√K slope, over seeds -------------------------------------
+@functools.cache
+def _resets():
+    pi_ref = toy.reference_policy()
+    return {s: toy.resets.reset_estimates(pi_ref, "sum_to_target", X, (1, 2), easy_hard.RESET_KS,
+                                          easy_hard.RESET_REPEATS, rng=s) for s in SEEDS}
+
+
+def test_measured_reset_error_follows_the_exact_one_over_seeds():
+    """4.2: 'the error at K = 9 comes out at …' (over 20 seeds), against the exact …; 'at `1 2` the dots close in on
+    the line at that rate: a straight line fitted … has slope … against the exact −1/2'."""
+    runs = _resets()
+    _, var = toy.resets.value_and_variance(toy.reference_policy(), "sum_to_target", X, (1, 2))
+    rmse9 = toy.seeds.over_seeds(lambda s: runs[s].rmse[easy_hard.RESET_KS.index(9)], SEEDS)
+    assert rmse9.mean == pytest.approx(np.sqrt(var / 9), rel=0.1)
+    assert rmse9.lo < np.sqrt(var / 9) < rmse9.hi
+    log_ks = np.log(easy_hard.RESET_KS)
+    slope = toy.seeds.over_seeds(lambda s: np.polyfit(log_ks, np.log(runs[s].rmse), 1)[0], SEEDS)
+    assert abs(slope.mean + 0.5) < 0.03
+    assert -0.65 < slope.lo and slope.hi < -0.35
+    assert "one seeded run (seed 0)" in _cells()["c02"]
+
+
+# -- sparse reward: the explorer's seeded stream at the coldest shown temperature ---------------------------------
+def test_the_stream_at_the_low_temperature_holds_no_success():
+    """4.2: 'A stream of 10,000 samples then holds a success with probability only …; the explorer's seeded stream
+    holds none, so its sampled curve stays flat at zero.'"""
+    t_low = toy.explorers.TEMPERATURES[2]
+    policy = toy.reference_policy("confidently_wrong", t_low)
+    p = toy.exploration.success_probability(policy, "sum_to_target", X)
+    assert toy.exploration.first_success_cdf(p, easy_hard.STREAM) < 0.01
+    stream = toy.exploration.sample_stream(policy, "sum_to_target", X, easy_hard.STREAM, rng=0)
+    assert not stream.rewarded.any()
+    ex = easy_hard.sparse_reward_explorer(prompt=X)
+    shown = ex.evaluate(ex.state(preset="confidently_wrong", temperature=t_low))
+    assert np.all(np.asarray(shown["empirical"]) == 0)
+
+
+# -- Goodhart, over 20 draws of the comparisons --------------------------------------------------------------------
+@functools.cache
+def _curve(n, features, seed):
+    pi_ref = toy.reference_policy()
+    proxy = ProxyReward(pi_ref, "sum_to_target", X, n, features=features, seed=seed)
+    return optimisation_curve(pi_ref, proxy, "sum_to_target", X, easy_hard.GOODHART_BETAS)
+
+
+def _ends(n, features):
+    return np.array([_curve(n, features, s).true[-1] for s in SEEDS])
+
+
+def _right(n, features):
+    """How many seeds' curves end at a right response."""
+    return int((_ends(n, features) > RIGHT).sum())
+
+
+def _right_on_every_seed_from(features):
+    every = [_right(n, features) == len(SEEDS) for n in easy_hard.COMPARISONS]
+    return next(n for i, n in enumerate(easy_hard.COMPARISONS) if all(every[i:]))
+
+
+def test_the_explorers_comparison_sets_are_seeds_0_and_1():
+    """4.2: 'The explorer's two comparison sets are two seeded draws of the comparisons (seeds 0 and 1)'."""
+    assert list(easy_hard.DATASETS) == [0, 1] and list(easy_hard.DATASETS.values()) == ["1", "2"]
+    ex = easy_hard.goodhart_explorer(prompt=X)
+    for d in easy_hard.DATASETS:
+        shown = ex.evaluate(ex.state(comparisons=100, features="both", dataset=d))
+        np.testing.assert_allclose(shown["true"], _curve(100, "both", d).true, atol=1e-12)
+
+
+def test_set_1s_collapse_is_typical_of_draws_of_100_comparisons():
+    """4.2: 'Set 1 is one draw of the comparisons, and a typical one: over draws of 100 comparisons, the true reward
+    climbs above π_ref's and then ends below it on … seeds.'"""
+    v_ref = toy.value(toy.reference_policy(), "sum_to_target", X)
+    collapse = [_curve(100, "both", s).true.max() > v_ref > _curve(100, "both", s).true[-1] for s in SEEDS]
+    assert collapse[0]  # set 1
+    assert sum(collapse) > len(SEEDS) / 2  # typical: most draws
+
+
+def test_the_default_model_ends_right_by_luck_then_on_every_seed():
+    """4.2: 'with 100 comparisons the curve ends at a right response on … . More comparisons make a right one likelier
+    (with 300, on …), and from 1,000 comparisons on, the curve ends at a right response on every one of the 20
+    seeds.'"""
+    every_from = _right_on_every_seed_from("both")
+    before = easy_hard.COMPARISONS[easy_hard.COMPARISONS.index(every_from) - 1]
+    assert every_from > before >= 300 > 100
+    assert 0 < _right(100, "both") < _right(before, "both") < len(SEEDS)
+    assert all(_right(n, "both") == len(SEEDS) for n in easy_hard.COMPARISONS if n >= every_from)
+
+
+def test_more_data_does_not_rescue_the_additive_model():
+    """4.2: 'more data does not rescue it. By the same luck, its curve still ends above one half now and then (on …
+    with 300 comparisons and on … with 1,000), but on average its curves end lower as the data grow: at … with 300
+    comparisons and … with 3,000, where the default model ends at a right response on every seed.' The issue's
+    objection to the old sentence ('reliably wrong') is that some seeds still end right: they are counted here."""
+    high = {n: int((_ends(n, "additive") > 0.5).sum()) for n in (300, 1000, 3000)}
+    assert 0 < high[300] <= len(SEEDS) / 4 and 0 < high[1000] <= len(SEEDS) / 4  # now and then
+    means = [_ends(n, "additive").mean() for n in (300, 1000, 3000)]
+    assert means[0] > means[1] > means[2]  # lower as the data grow
+    assert _right(3000, "both") == len(SEEDS)
+    assert _ends(3000, "additive").max() < 0.5  # the exercise: with 3,000 it ends low on every seed
+
+
+def test_the_additive_models_top_response_is_mostly_wrong():
+    """4.2's exercise: 'its fits mostly rank wrong responses highest, and the optimum finds them, whatever the number of
+    comparisons'."""
+    pi_ref = toy.reference_policy()
+    for n in (300, 1000, 3000):
+        right = 0
+        for s in SEEDS:
+            table = ProxyReward(pi_ref, "sum_to_target", X, n, features="additive", seed=s).table
+            right += toy.REWARDS["sum_to_target"](X, np.unravel_index(np.argmax(table), table.shape)) > 0
+        assert right <= len(SEEDS) / 4, n
+
+
+def test_the_tabular_model_becomes_reliably_right():
+    """4.2's exercise: 'it ends at a right response on … with 10 comparisons, on … with 100, and on every seed from
+    300 on.'"""
+    every_from = _right_on_every_seed_from("tabular")
+    assert 100 < every_from
+    assert _right(10, "tabular") < _right(100, "tabular") < len(SEEDS)
+    assert _right(100, "tabular") > len(SEEDS) / 2
+
+
+# -- citations -------------------------------------------------------------------------------------------------------
+def _link(key: str) -> str:
+    return f"](../../book/references.bib#{key})"
+
+
+def test_goodharts_law_is_cited_with_goodhart_and_gao():
+    """4.2: 'That is Goodhart's law ([Goodhart, 1975]…) … [Gao et al. (2023)] measured the same turn …'."""
+    cell = _cells()["c17"]
+    law = cell.index("Goodhart's law")
+    assert _link("goodhart1975problems") in cell[law: law + 200]
+    gao = cell.index(_link("gao2023overoptimization"))
+    said = " ".join(cell[gao: gao + 900].split())
+    for fact in ("gold", "with RL or with best-of-$n$ sampling", "first raised the gold reward and then lowered it",
+                 "functions of $\\sqrt{\\mathrm{KL}}$", "Larger proxy reward models over-optimised less"):
+        assert fact in said, fact
+
+
+@pytest.mark.parametrize("name, key", [("DPO", "rafailov2023dpo"), ("TRPO", "schulman2015trpo"),
+                                       ("DQN", "mnih2015dqn")])
+def test_named_methods_are_cited_at_their_first_mention(name, key):
+    """Issue 32, item 9: wherever 4.2 names DPO, TRPO or DQN, the first mention cites the paper."""
+    nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        text = "".join(cell["source"])
+        if cell["cell_type"] == "markdown" and re.search(rf"\b{name}\b", text):
+            assert _link(key) in text, f"4.2 first names {name} without citing {key}"
+            break
+
+
+# -- the reward models refuse a response they cannot score ---------------------------------------------------------
+@functools.cache
+def _proxy(length=4, eos=False):
+    return ProxyReward(toy.reference_policy(length=length, eos=eos), "sum_to_target", 2, 50, seed=0)
+
+
+@pytest.mark.parametrize("response, message", [
+    ((1,), r"response must be exactly 4 digit tokens .*got \(1,\): 1 token$"),
+    ((), r"response must be exactly 4 digit tokens .*got \(\): 0 tokens"),
+    ((1, 2, 3), r"response must be exactly 4 digit tokens .*got \(1, 2, 3\): 3 tokens"),
+    ((1, 2, 3, 4, 0), r"response must be exactly 4 digit tokens .*got \(1, 2, 3, 4, 0\): 5 tokens"),
+    ((1, 2, 7, 1), r"response \(1, 2, 7, 1\) has token 7; allowed tokens are the integers 0 to 4"),
+    ((1, 2, 3, -1), r"has token -1; allowed tokens are the integers 0 to 4"),
+    ((1, 2, 3, toy.EOS), r"has token 5; allowed tokens are the integers 0 to 4"),
+    ((1, 2.0, 3, 4), r"has token 2.0; allowed tokens are the integers 0 to 4"),
+    ("1234", r"response must be a sequence of token ids, got '1234'"),
+    (None, r"response must be a sequence of token ids, got None"),
+])
+def test_a_proxy_reward_refuses_a_response_it_cannot_score(response, message):
+    """Issue 32, bad input: ProxyReward scored a response of the wrong length (it returned -0.1236)."""
+    with pytest.raises(ValueError, match=message):
+        _proxy()(2, response)
+
+
+def test_a_proxy_reward_refuses_another_prompt_by_name():
+    with pytest.raises(ValueError, match=r"prompt must be 2 \(this reward model was fitted for prompt 2 only\), got 3"):
+        _proxy()(3, (1, 2, 3, 4))
+    for bad in (True, "2", 2.0, 7, None):
+        with pytest.raises(ValueError, match="prompt"):
+            _proxy()(bad, (1, 2, 3, 4))
+
+
+def test_a_proxy_reward_scores_its_own_responses_from_its_table():
+    proxy = _proxy()
+    for y in [(0, 0, 0, 0), (1, 2, 3, 4), (4, 4, 4, 4)]:
+        assert proxy(2, y) == proxy.table[y]
+    assert proxy(2, np.array([1, 2, 3, 4])) == proxy.table[1, 2, 3, 4]
+    # with EOS, a response has at most `length` digits (EOS removed, as every toy reward reads it)
+    eos = _proxy(length=3, eos=True)
+    assert eos(2, (1,)) == eos.table[1, toy.EOS, toy.EOS] and eos(2, ()) == eos.table[(toy.EOS,) * 3]
+    with pytest.raises(ValueError, match=r"response must be at most 3 digit tokens \(EOS removed.*: 4 tokens"):
+        eos(2, (1, 2, 3, 4))
+    # as a reward function, its table is what reward_table builds by calling it (with EOS, on the sequences the
+    # policy can produce: after an EOS only EOS)
+    can = toy.reference_policy(length=3, eos=True).response_probs(2) > 0
+    np.testing.assert_array_equal(toy.reward_table(eos, 2, 3, 6)[can], eos.table[can])
+    np.testing.assert_array_equal(toy.reward_table(proxy, 2, 4, 5), proxy.table)
+
+
+def _reward_model_classes():
+    """Every class in toy whose instances are rewards: a ``__call__(prompt, response)``."""
+    import importlib
+    import pkgutil
+
+    found = set()
+    for info in pkgutil.walk_packages(toy.__path__, "toy."):
+        module = importlib.import_module(info.name)
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ == module.__name__ and "__call__" in vars(cls):
+                params = list(inspect.signature(cls.__call__).parameters)
+                if params[1:3] == ["prompt", "response"]:
+                    found.add(cls)
+    return found
+
+
+def test_every_reward_model_refuses_a_response_of_the_wrong_length_or_vocabulary():
+    """Issue 32: 'make ProxyReward (and every reward model) refuse a response of the wrong length, clearly'. A new
+    reward class must be added here with its bad responses."""
+    pi = toy.reference_policy(length=3)
+    made = {
+        toy.reward_models.ProxyReward: (ProxyReward(pi, "sum_to_target", 2, 30), [(1,), (1, 2, 3, 4), (1, 9, 1)]),
+        toy.discount.DiscountedReward: (toy.discount.DiscountedReward("sum_to_target", 0.9, 3),
+                                        [(1, 2, 3, 4), (1, 9, 1), (1, toy.EOS)]),
+    }
+    assert _reward_model_classes() == set(made)
+    for reward, bad in made.values():
+        for response in bad:
+            with pytest.raises(ValueError, match=r"^response"):
+                reward(2, response)
+
+
+# -- the fast paths the seeds need: the fit and the optimisation curve -----------------------------------------------
+def test_optimisation_curve_matches_the_token_level_optimum():
+    """optimisation_curve tilts π_ref over whole responses, every β at once: the same π*_β as
+    toy.kl.kl_regularised_optimum, with and without EOS."""
+    for policy in (toy.reference_policy(), toy.reference_policy(length=3, eos=True)):
+        proxy = ProxyReward(policy, "sum_to_target", X, 200, seed=3)
+        betas = [3.0, 0.3, 0.01]
+        curve = optimisation_curve(policy, proxy, "sum_to_target", X, betas)
+        r_hat = toy.reward_table(proxy, X, policy.length, policy.n_actions)
+        r = toy.reward_table("sum_to_target", X, policy.length, policy.n_actions)
+        P_ref = policy.response_probs(X)
+
+        def on_x(x, y, proxy=proxy):  # the proxy on its prompt, 0 on the others (the optimum solves every prompt)
+            return proxy(x, y) if x == X else 0.0
+
+        for i, beta in enumerate(betas):
+            P = toy.kl.kl_regularised_optimum(policy, on_x, beta).response_probs(X)
+            assert curve.kl[i] == pytest.approx(toy.kl.response_kl(P, P_ref), abs=1e-9)
+            assert curve.proxy[i] == pytest.approx(float((P * r_hat).sum()), abs=1e-9)
+            assert curve.true[i] == pytest.approx(float((P * r).sum()), abs=1e-9)
+
+
+@pytest.mark.parametrize("features", ["tabular", "both"])
+def test_the_conjugate_gradient_fit_equals_the_dense_newton_fit(features, monkeypatch):
+    data = toy.reward_models.sample_comparisons(toy.reference_policy(), "sum_to_target", X, 1000, rng=5)
+    cols, d = toy.reward_models.feature_columns(features, 4, 5)
+    fast = toy.reward_models.fit_bradley_terry(cols, d, data)
+    monkeypatch.setattr(toy.reward_models, "DENSE_FEATURES", 10**6)
+    dense = toy.reward_models.fit_bradley_terry(cols, d, data)
+    np.testing.assert_allclose(fast[cols].sum(axis=1), dense[cols].sum(axis=1), atol=1e-9)
