@@ -81,18 +81,39 @@ def target_error(policy: Policy, reward, prompt, critic, lam: float) -> TargetEr
     """Exact bias² and variance of the λ-return targets under π, averaged over positions and visited states."""
     check_policy("policy", policy, responses=True)
     x = check_prompt(prompt)
-    L = policy.length
-    r = reward_table(reward, x, L, policy.n_actions)
-    targets = lambda_returns(critic_tables(critic, x, L), r, lam)
+    lam = checks.discount("lam", lam)
+    L, K = policy.length, policy.n_actions
+    tables = [checks.array(f"critic values at depth {t}", v, shape=(K,) * t)
+              for t, v in enumerate(critic_tables(critic, x, L))]
+    bias_sq, variance = _target_errors(policy, reward, x, tables, [lam])[0]
+    return TargetError(float(bias_sq), float(variance))
+
+
+def _target_errors(policy: Policy, reward, x: int, tables: list[np.ndarray], lams) -> np.ndarray:
+    """``target_error`` for several λ at once, from checked inputs: shape (len(lams), 2), columns bias² and
+    variance. The λ-returns of every λ are computed together, along a leading axis."""
+    L, K = policy.length, policy.n_actions
+    r = reward_table(reward, x, L, K)
+    lams = np.asarray(lams, dtype=float)
+    checks.enumeration("λ-return tables", K**L * L * lams.size)
+    lam = lams.reshape((-1,) + (1,) * L)
+
+    def at_full(t: int) -> np.ndarray:  # V̂(s_t) broadcast to every full response
+        return tables[t].reshape((K,) * t + (1,) * (L - t))
+
     probs = [policy.prefix_probs(x, t) for t in range(L)]
     reach = [np.ones(())]
     for t in range(L):
         reach.append(reach[t][..., None] * probs[t])
-    bias_sq = variance = 0.0
+    out = np.zeros((lams.size, 2))
     for t in range(L):
-        m1, m2, v = targets[t], targets[t] ** 2, r
+        G = lam ** (L - t - 1) * r  # the λ-return from s_t, for every λ and every response
+        for n in range(1, L - t):
+            G = G + (1 - lam) * lam ** (n - 1) * at_full(t + n)
+        m1, m2, v = G, G**2, r
         for u in reversed(range(t, L)):  # conditional expectations given the prefix y_<t
             m1, m2, v = ((probs[u] * a).sum(axis=-1) for a in (m1, m2, v))
-        bias_sq += float((reach[t] * (m1 - v) ** 2).sum())
-        variance += float((reach[t] * np.maximum(m2 - m1**2, 0.0)).sum())
-    return TargetError(bias_sq / L, variance / L)
+        axes = tuple(range(1, t + 1))
+        out[:, 0] += (reach[t] * (m1 - v) ** 2).sum(axis=axes)
+        out[:, 1] += (reach[t] * np.maximum(m2 - m1**2, 0.0)).sum(axis=axes)
+    return out / L

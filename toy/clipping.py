@@ -105,17 +105,19 @@ def group_advantages(rewards) -> np.ndarray:
 
 
 class Training(NamedTuple):
-    """Mean over seeds of sampled PPO training on one state: π and its entropy after each update."""
+    """Sampled PPO training on one state: π and its entropy after each update, mean over seeds and at each seed."""
 
-    probs: np.ndarray  # (updates + 1, K)
-    entropy: np.ndarray  # (updates + 1,)
+    probs: np.ndarray  # (updates + 1, K), mean over seeds
+    entropy: np.ndarray  # (updates + 1,), mean over seeds
+    seed_probs: np.ndarray  # (seeds, updates + 1, K): row s is seed s
+    seed_entropy: np.ndarray  # (seeds, updates + 1)
 
 
 def train(p0, rewards, eps_low: float = 0.2, eps_high: float = 0.2, updates: int = 30, group: int = 16,
           epochs: int = 4, lr: float = 5.0, seeds: int = 20) -> Training:
     """PPO with group-normalised advantages on one state: each update samples ``group`` tokens from π_old,
     sets A_i = (r_i − mean r)/(std r) with the population std (``group_advantages``; zero when all rewards are
-    equal), and runs ``ppo_update``. Seeds 0..seeds−1."""
+    equal), and runs ``ppo_update``. Seeds 0..seeds−1: ``Training`` holds the mean over them and each seed's run."""
     p0 = checks.probabilities("p0", p0, ndim=1)
     r = checks.array("rewards", rewards, ndim=1)
     if r.shape != p0.shape:
@@ -131,10 +133,13 @@ def train(p0, rewards, eps_low: float = 0.2, eps_high: float = 0.2, updates: int
                        smaller="fewer seeds, updates, epochs or a smaller group")
     probs = np.zeros((updates + 1, p0.size))
     entropy = np.zeros(updates + 1)
+    seed_probs = np.zeros((seeds, updates + 1, p0.size))
+    seed_entropy = np.zeros((seeds, updates + 1))
     for seed in range(seeds):
         rng = np.random.default_rng(seed)
         p = p0 / p0.sum()
         for n in range(updates + 1):
+            seed_probs[seed, n], seed_entropy[seed, n] = p, _entropy(p)
             probs[n] += p / seeds
             entropy[n] += _entropy(p) / seeds
             if n == updates:
@@ -142,4 +147,4 @@ def train(p0, rewards, eps_low: float = 0.2, eps_high: float = 0.2, updates: int
             a = rng.choice(p.size, group, p=p)
             A = group_advantages(r[a])
             p = ppo_update(np.maximum(p, 1e-300) / np.maximum(p, 1e-300).sum(), a, A, eps_low, eps_high, epochs, lr)
-    return Training(probs, entropy)
+    return Training(probs, entropy, seed_probs, seed_entropy)

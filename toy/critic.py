@@ -276,26 +276,29 @@ def value_error(critic: Critic, policy: Policy, reward, prompt) -> float:
 
 
 def sampled_errors(policy: Policy, reward, prompt, features: str, sizes, seeds: int = 5,
-                   l2: float = 1e-3) -> np.ndarray:
+                   l2: float = 1e-3, per_seed: bool = False) -> np.ndarray:
     """Mean over ``seeds`` of value_error for a critic fitted (exactly) to the returns of n responses sampled from
-    π, for each n in ``sizes``: shape (len(sizes),). Seed s samples with numpy's default_rng(s)."""
+    π, for each n in ``sizes``: shape (len(sizes),). Seed s (0..seeds−1) samples max(sizes) responses with numpy's
+    default_rng(s), and the critic for n is fitted to the first n of them. With ``per_seed=True``, the error at
+    each seed instead of their mean: shape (seeds, len(sizes)), row s for seed s."""
     check_policy("policy", policy, responses=True)
     seeds = checks.positive_int("seeds", seeds, low=1)
     checks.choose("critic features", features, FEATURES)
     if isinstance(sizes, (str, bytes)) or not isinstance(sizes, (list, tuple, np.ndarray)) or len(sizes) == 0:
         raise checks.fail("sizes", "a non-empty sequence of sample sizes", sizes)
     sizes = [checks.positive_int("sizes entry", n, low=1, high=checks.MAX_ENUMERATION // policy.length) for n in sizes]
+    per_seed = checks.flag("per_seed", per_seed)
     checks.enumeration("sampled critic fits", seeds * sum(sizes) * policy.length, smaller="fewer seeds or sizes")
     table = reward_table(reward, prompt, policy.length, policy.n_actions)
-    out = np.zeros(len(sizes))
+    out = np.zeros((seeds, len(sizes)))
     for s in range(seeds):
         ys_all = policy.sample(prompt, int(max(sizes)), rng=np.random.default_rng(s))
         for i, n in enumerate(sizes):
-            ys = ys_all[: checks.positive_int("sample size", n, low=1)]
+            ys = ys_all[:n]
             critic = Critic(policy.length, features, policy.n_actions, l2=l2)
             critic.fit_returns(prompt, ys, table[tuple(ys.T)])
-            out[i] += value_error(critic, policy, reward, prompt) / seeds
-    return out
+            out[s, i] = value_error(critic, policy, reward, prompt)
+    return out if per_seed else out.mean(axis=0)
 
 
 def monte_carlo_error(policy: Policy, reward, prompt, k) -> float:

@@ -103,7 +103,8 @@ def compounding_errors() -> Explorer:
                 (5, "error_y.array", ["sim_dagger_se2"]), (6, "x", ["mark_x"]), (6, "y", ["mark_y"])],
         layout={"title.text": "ε = {eps}, T = {T}: behaviour cloning pays {bc_T:.3f}, DAgger {dagger_T:.3f} "
                               "({ratio:.1f}×)"},
-        caption="Exact curves and a seeded simulation, precomputed by toy on the grid of ε and T.",
+        caption=f"Exact curves, and a simulation of {EPISODES:,} episodes per ε (one run, seed 0), precomputed by toy "
+                "on the grid of ε and T.",
     )
 
 
@@ -116,6 +117,9 @@ SFT_PRIOR = 0.1
 """Pseudo-counts of the base model kept at every prefix by SFT (so no probability becomes exactly zero)."""
 RL_STEPS = 40
 RL_SEEDS = (0, 1, 2, 3, 4)
+"""Seeds of the SFT-then-RL explorer's runs (its band is one standard deviation over them)."""
+SEEDS = tuple(range(20))
+"""Seeds over which section 4.4's text quotes a random experiment's result (its spread) or a claim (how often)."""
 RL_BETA = 0.01
 RL_GROUP = 4
 RL_LR = 4.0
@@ -132,14 +136,14 @@ def sft_policy(base: str, rho: float, n_demos: int):
 
 
 @cache
-def rl_curves(base: str, rho: float | None, n_demos: int | None) -> train.Curves:
-    """RLOO from the SFT policy (KL to the SFT policy), or from the base itself when rho is None."""
+def rl_curves(base: str, rho: float | None, n_demos: int | None, seeds: tuple = RL_SEEDS) -> train.Curves:
+    """RLOO from the SFT policy (KL to the SFT policy), or from the base itself when rho is None, at ``seeds``."""
     if rho is None:
         start = base_policy(base)
     else:
         start = sft_policy(base, rho, n_demos)[0]
     return train.train("rloo", start=start, reference=start, steps=RL_STEPS, group_size=RL_GROUP,
-                       betas=(RL_BETA,), seeds=RL_SEEDS, lr=RL_LR, reward=REWARD)
+                       betas=(RL_BETA,), seeds=seeds, lr=RL_LR, reward=REWARD)
 
 
 def _band_trace(fig, name, group, color, fillcolor, dash, row=None):
@@ -289,6 +293,8 @@ def waiting_for_signal() -> Explorer:
 
 # -- a format-gated reward -----------------------------------------------------------------------------------------
 FORMAT_DEMOS = (8, 64, 512)
+FORMAT_SEEDS = SEEDS
+"""Seeds of the format-gated runs (RL's sampling; SFT's demonstrations are one sample, seed 0)."""
 FORMAT_REWARDS = {"gated": "task reward, only if readable", "task": "task reward, format ignored"}
 
 
@@ -297,7 +303,7 @@ def format_runs(start: str, gate: bool, n_demos: int | None = None) -> train.Cur
     """RLOO on the (gated) sum reward from the pretrained base, or from SFT on ``n_demos`` readable demonstrations."""
     base = reference_policy()
     pi0 = base if start == "base" else format_gate.format_sft(base, n_demos)
-    return format_gate.rl_curves(pi0, REWARD, gate=gate, steps=RL_STEPS, group_size=RL_GROUP, seeds=RL_SEEDS,
+    return format_gate.rl_curves(pi0, REWARD, gate=gate, steps=RL_STEPS, group_size=RL_GROUP, seeds=FORMAT_SEEDS,
                                  lr=RL_LR, beta=RL_BETA)
 
 
@@ -337,8 +343,9 @@ def format_gated() -> Explorer:
         layout={"title.text": "Readable: base {fmt_base:.4f}, after SFT {fmt_sft:.3f}. After "
                               f"{RL_STEPS} steps: " + "{end_base:.3f} from the base, {end_sft:.3f} after SFT"},
         caption=f"Pretrained π_ref as the base model; a response is readable when it ends with "
-                f"{' '.join(map(str, format_gate.FORMAT_MARKER))}. RLOO with β = {RL_BETA} toward its start, "
-                f"mean of {len(RL_SEEDS)} seeds; expected rewards exact over all 625 responses per prompt.",
+                f"{' '.join(map(str, format_gate.FORMAT_MARKER))}; SFT is fitted to one sample of demonstrations "
+                f"(seed 0). RLOO with β = {RL_BETA} toward its start, mean of {len(FORMAT_SEEDS)} seeds; expected "
+                "rewards exact over all 625 responses per prompt.",
     )
 
 
@@ -346,6 +353,8 @@ def format_gated() -> Explorer:
 DISTILL_BETAS = (0.3, 1.0)
 DISTILL_RESPONSES = 8
 DISTILL_PROMPT = 2
+DISTILL_SEEDS = SEEDS
+"""Seeds of the distillation runs: the explorer draws their mean, and section 4.4 quotes their spread."""
 DISTILL_REWARDS = {"sum_to_target": "sum to target", "first_token": "first token"}
 DISTILL_STYLE = {"on_policy": dict(color="#2ca02c", dash="solid", symbol="circle"),
                  "sft": dict(color="#9467bd", dash="dash", symbol="square"),
@@ -364,7 +373,7 @@ def distillation_explorer() -> Explorer:
     """Upper panel: for one response of π_ref, Figure 4.1's exact advantages and r − V(x) beside β times the
     teacher's per-token log-ratio (reward units). Lower panels: training a student from π_ref by on-policy
     distillation, SFT on the teacher's outputs, or RL on the sparse reward; exact task reward and KL to the teacher."""
-    from ...exact import sequence_advantage, token_advantages
+    from ...exact import sequence_advantage, token_advantages, value
     from ..figures import EXACT, SEQUENCE
 
     student = reference_policy()
@@ -378,9 +387,11 @@ def distillation_explorer() -> Explorer:
                "seq": np.full(L, sequence_advantage(student, reward, DISTILL_PROMPT, y)),
                "sig": beta * distillation.token_signal(student, T, DISTILL_PROMPT, y),
                "teacher_r": [sft.success_rate(T, reward)],
+               "teacher_r_prompt": [value(T, reward, DISTILL_PROMPT)],
                "align": [distillation.signal_alignment(student, T, reward, DISTILL_PROMPT, beta)]}
         for m in distillation.METHODS:
-            c = distillation.distill(m, beta, reward, steps=RL_STEPS, lr=RL_LR)
+            c = distillation.distill(m, beta, reward, steps=RL_STEPS, group_size=RL_GROUP, lr=RL_LR,
+                                     seeds=DISTILL_SEEDS)
             out[f"r_{m}"] = c.reward.mean(axis=0)
             out[f"kl_{m}"] = c.kl.mean(axis=0)
             out[f"end_kl_{m}"] = [out[f"kl_{m}"][-1]]
@@ -414,7 +425,7 @@ def distillation_explorer() -> Explorer:
     methods = list(distillation.METHODS)
     deps = ("reward", "beta")
     outputs = {"A": ("reward", "response"), "seq": ("reward", "response"), "sig": ("reward", "beta", "response"),
-               "teacher_r": deps, "align": deps}
+               "teacher_r": deps, "teacher_r_prompt": deps, "align": deps}
     outputs.update({f"{k}_{m}": deps for k in ("r", "kl", "end_kl") for m in methods})
     traces = [(0, "y", ["A"]), (1, "y", ["seq"]), (2, "y", ["sig"])]
     traces += [(3 + i, "y", [f"r_{m}"]) for i, m in enumerate(methods)]
@@ -426,14 +437,17 @@ def distillation_explorer() -> Explorer:
                   slider("response", "Response of π_ref (sample)", list(range(DISTILL_RESPONSES)), 0,
                          fmt="{:.0f}")],
         outputs=outputs, compute=compute, figure=fig, traces=traces,
-        layout={"title.text": "Teacher succeeds with {teacher_r:.3f}; its signal follows the exact credit with "
-                              "correlation {align:.2f}; after " + str(RL_STEPS) + " steps the student is "
-                              "{end_kl_on_policy:.3f} nats from it on-policy, {end_kl_sft:.3f} by SFT"},
-        caption=f"Prompt {DISTILL_PROMPT}. Student: a tabular policy starting at π_ref; every method samples 4 "
-                f"responses per prompt and step (the teacher's for SFT, the student's otherwise), step size "
-                f"{RL_LR}, mean of 5 seeds. The KL is the reverse one, KL(π_S ‖ π_T), which on-policy distillation "
-                "minimises (SFT minimises the forward one). Exact credit and the teacher's signal are for π_ref, the "
-                "student at step 0.",
+        layout={"title.text": "Teacher: success {teacher_r:.3f} on average over the five prompts, "
+                              "{teacher_r_prompt:.3f} on prompt " + str(DISTILL_PROMPT) + ", where its signal "
+                              "follows the exact credit with correlation {align:.2f}. After " + str(RL_STEPS) +
+                              " steps the student is {end_kl_on_policy:.3f} nats from it on-policy, "
+                              "{end_kl_sft:.3f} by SFT (averaged over the prompts)"},
+        caption=f"Upper panel: prompt {DISTILL_PROMPT}; exact credit and the teacher's signal are for π_ref, the "
+                "student at step 0. Lower panels: the student, a tabular policy starting at π_ref, is trained on all "
+                f"five prompts, and its task reward and KL are averaged over them; every method samples {RL_GROUP} "
+                "responses per prompt and step (the teacher's for SFT, the student's otherwise), step size "
+                f"{RL_LR}, mean of {len(DISTILL_SEEDS)} seeds. The KL is the reverse one, KL(π_S ‖ π_T), which "
+                "on-policy distillation minimises (SFT minimises the forward one).",
     )
 
 
