@@ -9,6 +9,22 @@ token of response i the same advantage A_i (the bandit view: one advantage per r
     grpo       A_i = (r_i − mean_j r_j)/(std_j r_j + ε)          GRPO (Shao et al. 2024); std with n − 1, ε = 1e-4
     dr_grpo    A_i = r_i − mean_j r_j                            Dr. GRPO (Liu et al. 2025) drops the division by std
 
+Batch-level scaling is a convention the toy does not follow: some trainers divide every advantage by one standard
+deviation over the whole batch instead of over its group. With no KL penalty in the reward, each is one of the
+advantages above divided by one number shared by the batch, so each batch's update keeps its direction and changes
+its length:
+
+* REINFORCE++-baseline: ``reinforce`` (r_i − its group's mean), then whitened over every token of the batch. verl's
+  ``reinforce_plus_plus_baseline`` divides by √(var + 1e-8), var with Bessel's correction over the tokens;
+  OpenRLHF's ``reinforce_baseline`` by √var without it (var clamped at 1e-8 from below);
+* TRL's GRPOTrainer with ``scale_rewards="batch"``: ``dr_grpo`` (r_i − its group's mean) divided by the standard
+  deviation of all the batch's rewards r (with Bessel's correction) + 1e-4;
+* TRL's RLOOTrainer with ``normalize_advantages=True``: ``rloo`` divided by the standard deviation of all the
+  batch's RLOO advantages (with Bessel's correction) + 1e-4.
+
+Whitening also subtracts the batch's mean advantage, which is zero here: the mean-baseline and RLOO advantages of a
+group sum to zero, and every toy response has the same number of tokens.
+
 The policy-gradient estimate of a group is g = (1/n) Σ_i A_i ∇_θ log π_θ(y_i | x), with θ the logits of a
 ``TabularPolicy`` for that prompt. Against the exact policy gradient ∇J = ∇_θ E_{y~π}[r(x, y)]:
 

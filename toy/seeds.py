@@ -5,7 +5,7 @@ over seeds, and a trend with how often it holds::
 
     final = toy.seeds.over_seeds(lambda s: run_critic(64, seed=s), seeds=range(20))
     toy.glue("critic_error", final)            # quoted with "{eval}`toy.quote("critic_error", ".3f")`"
-    # -> "0.195 (0.150 to 0.288 over 20 seeds)"
+    # -> "0.195 (0.140 to 0.288 over 20 seeds)"
     wins = toy.seeds.rate(lambda s: td_error(s) < mc_error(s), seeds=range(20))
     toy.glue("td_wins", wins)                  # -> "17 of 20 seeds"
 

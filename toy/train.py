@@ -9,8 +9,17 @@ Each step samples a group of n responses per prompt, scores them with the KL-sha
 turns the scores into advantages with one of the methods below, and moves the logits along
 (1/n) Σ_i Σ_t A_{i,t} ∇ log π(y_{i,t} | s_{i,t}). With ``epochs`` > 1 the same group is reused, and each later pass
 uses PPO's clipped surrogate (ratio to the sampling policy, clipped to [1 − ε, 1 + ε]). The clip is per token for
-every method, the critic-free ones included, as in TRL's and verl's trainers: each token's ratio
-π(y_t | s_t)/π_old(y_t | s_t) is clipped on its own (GSPO would clip one length-normalised ratio per response).
+every method, the critic-free ones included: each token's ratio π(y_t | s_t)/π_old(y_t | s_t) is clipped on its own.
+The common trainers differ here:
+
+* per token, as here: verl's policy loss for PPO and GRPO alike (its default ``loss_mode="vanilla"``), and TRL's
+  GRPOTrainer (its default ``importance_sampling_level="token"``);
+* one ratio per response, π(y|x)/π_old(y|x) (the product of its tokens' ratios), clipped once: TRL's RLOOTrainer;
+* one length-normalised ratio per response (the geometric mean of its tokens' ratios): GSPO, in TRL's GRPOTrainer
+  with ``importance_sampling_level="sequence"`` and in verl's ``loss_mode="gspo"``.
+
+verl's default loss also applies dual-clip PPO's bound (``clip_ratio_c`` = 3): for a negative advantage the loss stops
+growing once a token's ratio passes 3. The toy has no such bound.
 
 Conventions, where they differ from the published methods and the common trainers:
 

@@ -230,7 +230,9 @@ def estimator_variance() -> Explorer:
 LAMBDAS = (0.0, 0.5, 0.8, 0.9, 0.95, 1.0)
 CRITIC_DATA = (16, 64, 256, 1024)
 VINE_K = (1, 3, 9, 27)
-CRITIC_SEEDS = 4
+CRITIC_SEEDS = 20
+"""Critics fitted per setting, one per seed (seeds 500, 501, ...): the explorer's errors are their mean, and the prose
+quotes the spread over them."""
 N_RESPONSES = 16
 CRITIC_COLOR = "#8c564b"
 
@@ -248,17 +250,75 @@ def _critics(reward: str, features: str, n_data: int) -> list[Critic]:
 
 
 @cache
-def _critic_errors(reward: str, features: str, n_data: int, lam: float) -> np.ndarray:
+def _exact_tables(reward: str):
+    """π_ref(y | x), r(x, y) and the exact advantage table of prompt 2: what every critic's error is measured with."""
     pi = reference_policy()
-    R = reward_table(reward, PROMPT, pi.length)
-    errs = [gae.advantage_errors(gae.gae_table([c.table(PROMPT, t) for t in range(pi.length)], R, lam), pi, reward,
-                                 PROMPT) for c in _critics(reward, features, n_data)]
-    return np.mean(errs, axis=0)
+    return (pi.response_probs(PROMPT), reward_table(reward, PROMPT, pi.length),
+            exact.advantage_table(pi, reward, PROMPT))
+
+
+@cache
+def _critic_value_tables(reward: str, features: str, n_data: int) -> np.ndarray:
+    """Every seed's critic values V̂(s_t) broadcast over the responses: shape (CRITIC_SEEDS,) + (K,)*L + (L,)."""
+    L = reference_policy().length
+    tables = []
+    for c in _critics(reward, features, n_data):
+        depth = [c.table(PROMPT, t) for t in range(L)]
+        K = c.n_actions
+        tables.append(np.stack([np.broadcast_to(v.reshape(v.shape + (1,) * (L - t)), (K,) * L)
+                                for t, v in enumerate(depth)], axis=-1))
+    return np.stack(tables)
+
+
+@cache
+def critic_errors_per_seed(reward: str, features: str, n_data: int, lam: float) -> np.ndarray:
+    """E_y[(Â_t − A_t)²] of GAE(λ) with each seed's critic, per position: shape (CRITIC_SEEDS, L). All seeds at once,
+    the same numbers as ``gae.advantage_errors(gae.gae_table(...), ...)`` critic by critic."""
+    P, R, A = _exact_tables(reward)
+    V = _critic_value_tables(reward, features, n_data)
+    L = V.shape[-1]
+    r = np.zeros(V.shape)
+    r[..., L - 1] = R
+    table = gae.gae(r, V, lam)
+    return np.tensordot((table - A) ** 2, P, axes=(tuple(range(1, L + 1)), tuple(range(L))))
+
+
+def _critic_errors(reward: str, features: str, n_data: int, lam: float) -> np.ndarray:
+    """The mean over seeds of ``critic_errors_per_seed``: shape (L,)."""
+    return critic_errors_per_seed(reward, features, n_data, lam).mean(axis=0)
 
 
 @cache
 def _responses():
     return reference_policy().sample(PROMPT, N_RESPONSES, rng=np.random.default_rng(77))
+
+
+@cache
+def _exact_values(reward: str):
+    """Exact V at every prefix and Var[r | s] at every state, prompt 2 under π_ref (each depends on the reward only)."""
+    pi = reference_policy()
+    return exact.values(pi, reward, PROMPT), exact.return_variances(pi, reward, PROMPT)
+
+
+@cache
+def _exact_value_errors(reward: str, which: str, setting) -> tuple[float, ...]:
+    """Exact per-position errors that involve no sampled critic: GAE(λ = setting) with the exact V ("gae"),
+    VinePPO with K = setting rollouts ("vine"), and the critic-free r − V(x) ("seq")."""
+    pi = reference_policy()
+    if which == "gae":
+        out = gae.gae_exact_value_errors(pi, reward, PROMPT, setting)
+    elif which == "vine":
+        out = gae.vine_errors(pi, reward, PROMPT, setting)
+    else:
+        out = exact.credit_by_position(pi, reward, PROMPT)[1]
+    return tuple(float(e) for e in out)
+
+
+@cache
+def _vine_values(reward: str, i: int, k: int) -> tuple[float, ...]:
+    """VinePPO's values along response i, one seeded realisation (seed 900 + i)."""
+    y = tuple(int(a) for a in _responses()[i])
+    return tuple(gae.vine_values(reference_policy(), reward, PROMPT, y, k, rng=np.random.default_rng(900 + i)))
 
 
 def value_estimates() -> Explorer:
@@ -273,22 +333,21 @@ def value_estimates() -> Explorer:
         reward, lam, feat = state["reward"], state["lam"], state["features"]
         n_data, k, i = int(state["n_data"]), int(state["k"]), int(state["response"])
         y = tuple(int(a) for a in _responses()[i])
-        V = exact.values(pi, reward, PROMPT)
+        V, var = _exact_values(reward)
         r = float(V[L][y])
         critic = _critics(reward, feat, n_data)[0]
-        var = exact.return_variances(pi, reward, PROMPT)
         mse = {
             "mse_critic": _critic_errors(reward, feat, n_data, lam),
-            "mse_exact": gae.gae_exact_value_errors(pi, reward, PROMPT, lam),
-            "mse_vine": gae.vine_errors(pi, reward, PROMPT, k),
-            "mse_seq": exact.credit_by_position(pi, reward, PROMPT)[1],
+            "mse_exact": _exact_value_errors(reward, "gae", lam),
+            "mse_vine": _exact_value_errors(reward, "vine", k),
+            "mse_seq": _exact_value_errors(reward, "seq", None),
         }
         out = {
             "v_exact": [float(V[t][y[:t]]) for t in range(L + 1)],
             "v_critic": list(critic.values_along(PROMPT, np.array([y]))[0]) + [r],
-            "v_vine": gae.vine_values(pi, reward, PROMPT, y, k, rng=np.random.default_rng(900 + i)),
+            "v_vine": list(_vine_values(reward, i, k)),
             "v_vine_sd": [float(np.sqrt(var[t][y[:t]] / k)) for t in range(L + 1)],
-            **mse,
+            **{name: np.array(v) for name, v in mse.items()},
             **{f"tot_{name[4:]}": float(np.sum(v)) for name, v in mse.items()},
             **{f"y{t}": float(y[t]) for t in range(L)}, "r": r,
             "next_response": (np.arange(N_RESPONSES) + 1) % N_RESPONSES,
@@ -356,7 +415,8 @@ TRAIN_METHODS = tuple(train.METHODS)
 TRAIN_SIZES = (2, 4, 16)
 BETAS = (0.0, 0.1, 0.5)
 TRAIN_STEPS = 40
-TRAIN_SEEDS = (0, 1, 2, 3, 4)
+TRAIN_SEEDS = tuple(range(20))
+"""Seeds of every sampled method's runs: the curves are their mean, and the prose quotes the spread over them."""
 TRAIN_LR = 4.0
 CURVE_STEPS = (0, 1, 2, 3, 4, 6, 8, 10, 12, 15, 20, 25, 30, 35, 40)
 """Steps at which the curves are drawn: close together early, where they move fast (the page stays small)."""
@@ -370,15 +430,33 @@ is wider than RLOO's, and REINFORCE's wide dots stay visible under Dr. GRPO's id
 
 @cache
 def training_runs(method: str, n: int) -> train.Curves:
-    """Every β at once for one method and group size (the exact gradient ignores n: it samples nothing)."""
-    if method == "exact" and n != TRAIN_SIZES[0]:
-        return training_runs(method, TRAIN_SIZES[0])
+    """Every β at once for one method and group size. The exact gradient samples nothing: it ignores n and the
+    seed, so it runs once (seed 0 only)."""
+    if method == "exact":
+        if n != TRAIN_SIZES[0]:
+            return training_runs(method, TRAIN_SIZES[0])
+        return train.train(method, steps=TRAIN_STEPS, betas=BETAS, seeds=TRAIN_SEEDS[:1], lr=TRAIN_LR)
     return train.train(method, steps=TRAIN_STEPS, group_size=n, betas=BETAS, seeds=TRAIN_SEEDS, lr=TRAIN_LR)
 
 
 @cache
 def _optimum(beta: float) -> tuple[float, float]:
     return train.optimum_metrics(beta)
+
+
+def correct_mass(policy, reward: str = "sum_to_target") -> tuple[np.ndarray, np.ndarray]:
+    """How a policy spreads its probability over the correct responses (reward 1) of each prompt: the entropy of
+    π(y | x, r = 1) in nats, and the share of that probability on the correct response that π_ref likes best.
+    Two arrays over PROMPTS. (π* ∝ π_ref·e^{r/β} keeps π_ref's proportions among them, so both equal π_ref's.)"""
+    ref = reference_policy(length=policy.length)
+    entropy, favourite = [], []
+    for x in PROMPTS:
+        correct = reward_table(reward, x, policy.length) == 1
+        q = policy.response_probs(x)[correct]
+        q = q / q.sum()
+        entropy.append(float(-(q * np.log(np.maximum(q, np.finfo(float).tiny))).sum()))
+        favourite.append(float(q[np.argmax(ref.response_probs(x)[correct])]))
+    return np.array(entropy), np.array(favourite)
 
 
 def training_curves() -> Explorer:
@@ -446,7 +524,8 @@ def training_curves() -> Explorer:
         layout={"title.text": "{method}, n = {n}, β = {beta}: after {steps} steps E[r] = {final_reward:.3f}, "
                               "KL = {final_kl:.3f} (optimum π*: {opt_r:.3f}, {opt_k:.3f})".replace(
                                   "{steps}", str(TRAIN_STEPS))},
-        caption=(f"Precomputed by toy: {len(TRAIN_SEEDS)} seeds per setting, learning rate {TRAIN_LR:g}, "
+        caption=(f"Precomputed by toy: {len(TRAIN_SEEDS)} seeds per setting (the exact gradient samples nothing: one "
+                 f"run), learning rate {TRAIN_LR:g}, "
                  f"{TRAIN_STEPS} steps, all 5 prompts; reward and KL computed exactly after every step and drawn at "
                  f"{len(CURVE_STEPS)} of them, closer together early on."),
     )
