@@ -347,3 +347,23 @@ def test_the_seeded_monte_carlo_check_agrees_with_the_exact_mean():
                       for s in range(2000)]) @ (grad / np.linalg.norm(grad))
     se = along.std(ddof=1) / np.sqrt(len(along))
     assert abs(along.mean() - np.linalg.norm(grad)) < 2 * se
+
+
+@pytest.mark.slow
+def test_grpos_single_runs_hang_on_rounding_while_rloos_and_the_rates_do_not():
+    """4.5: "GRPO's individual runs are fragile in a way RLOO's are not … a run's end can move under a change as
+    small as floating-point rounding. Its mean and the seed-by-seed comparisons above do not." The start policy's
+    logits moved by 1e-13 (rounding's size): GRPO's ends move visibly, RLOO's do not, the comparisons stand."""
+    ref = toy.reference_policy()
+    start = toy.TabularPolicy.from_policy(ref)
+    nudged = toy.TabularPolicy([z + 1e-13 * np.cos(np.arange(z.size)).reshape(z.shape) for z in start.logits])
+    kw = dict(steps=cf.TRAIN_STEPS, group_size=4, betas=(0.1,), seeds=cf.TRAIN_SEEDS, lr=cf.TRAIN_LR)
+    ends = {(m, s.__class__.__name__ if s is start else "nudged"): train.train(m, start=s, **kw)
+            for m in ("grpo", "rloo") for s in (start, nudged)}
+    r = {k: c.reward[0, :, -1] for k, c in ends.items()}
+    kl = {k: c.kl[0, :, -1] for k, c in ends.items()}
+    assert np.abs(r["grpo", "TabularPolicy"] - r["grpo", "nudged"]).max() > 1e-3
+    assert np.abs(r["rloo", "TabularPolicy"] - r["rloo", "nudged"]).max() < 1e-9
+    assert abs(r["grpo", "TabularPolicy"].mean() - r["grpo", "nudged"].mean()) < 0.01
+    for s in ("TabularPolicy", "nudged"):
+        assert np.mean(kl["grpo", s] > kl["rloo", s]) >= 0.9 and r["grpo", s].mean() > r["rloo", s].mean()
