@@ -153,27 +153,37 @@ def test_the_default_model_ends_right_by_luck_then_on_every_seed():
 
 def test_more_data_does_not_rescue_the_additive_model():
     """4.2: 'more data does not rescue it. By the same luck, its curve still ends above one half now and then (on …
-    with 300 comparisons and on … with 1,000), but on average its curves end lower as the data grow: at … with 300
-    comparisons and … with 3,000, where the default model ends at a right response on every seed.' The issue's
-    objection to the old sentence ('reliably wrong') is that some seeds still end right: they are counted here."""
+    with 300 comparisons and on … with 1,000), but it seldom ends at a right response: on …, … and … with 300, 1,000
+    and 3,000 comparisons, where the default model does on every seed from … on.' The issue's objection to the old
+    sentence ('reliably wrong') is that some seeds still end right: they are counted here. (A review found that the
+    mean end falling with more data held for these 20 seeds only: the text no longer says it.)"""
     high = {n: int((_ends(n, "additive") > 0.5).sum()) for n in (300, 1000, 3000)}
     assert 0 < high[300] <= len(SEEDS) / 4 and 0 < high[1000] <= len(SEEDS) / 4  # now and then
-    means = [_ends(n, "additive").mean() for n in (300, 1000, 3000)]
-    assert means[0] > means[1] > means[2]  # lower as the data grow
-    assert _right(3000, "both") == len(SEEDS)
+    assert all(_right(n, "additive") <= len(SEEDS) / 10 for n in (300, 1000, 3000))  # seldom
+    every_from = _right_on_every_seed_from("both")
+    assert every_from <= 1000 and all(_right(n, "both") == len(SEEDS) for n in (1000, 3000))
     assert _ends(3000, "additive").max() < 0.5  # the exercise: with 3,000 it ends low on every seed
+    cells = "".join(_cells().values())
+    assert "on average its curves end lower" not in cells and "gh_add_right3000" in cells
 
 
-def test_the_additive_models_top_response_is_mostly_wrong():
-    """4.2's exercise: 'its fits mostly rank wrong responses highest, and the optimum finds them, whatever the number of
-    comparisons'."""
+def test_the_additive_models_top_response_is_wrong_on_most_seeds_at_every_size():
+    """4.2's exercise: 'its fits rank a wrong response highest on … to … of the 20 seeds at every number of
+    comparisons from 10 to 3,000, and the optimum finds it.' Counted here with the reward table, not the notebook's
+    helper; where the top one is wrong, the optimum at the curve's end (the smallest β) puts most mass on wrong ones."""
     pi_ref = toy.reference_policy()
-    for n in (300, 1000, 3000):
-        right = 0
+    counts = []
+    for n in easy_hard.COMPARISONS:
+        wrong = 0
         for s in SEEDS:
             table = ProxyReward(pi_ref, "sum_to_target", X, n, features="additive", seed=s).table
-            right += toy.REWARDS["sum_to_target"](X, np.unravel_index(np.argmax(table), table.shape)) > 0
-        assert right <= len(SEEDS) / 4, n
+            top_wrong = toy.REWARDS["sum_to_target"](X, np.unravel_index(np.argmax(table), table.shape)) == 0
+            wrong += top_wrong
+            if n >= 300 and top_wrong:  # "the optimum finds it": the curve ends mostly on wrong responses
+                assert _curve(n, "additive", s).true[-1] < 0.5, (n, s)
+        counts.append(wrong)
+    assert min(counts) > len(SEEDS) / 2, counts
+    assert "mostly rank wrong" not in "".join(_cells().values())
 
 
 def test_the_tabular_model_becomes_reliably_right():
