@@ -164,3 +164,11 @@ def test_jupyterlab_news_popup_is_off_by_project_settings():
     settings = json.loads((ROOT / "lab-settings" / "toybook.json").read_text())
     assert settings["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
     assert "share/jupyter/lab/settings/overrides.d" in (ROOT / "lab-settings" / "pyproject.toml").read_text()
+
+
+def test_jupyterlab_windowing_is_off_by_project_settings():
+    # With windowing, jupyterlab-myst renders each Markdown cell on its own once attached: cross-references to labels
+    # further down stay raw, and JupyterLab's cell toolbar throws on a Markdown cell not yet rendered after Run All
+    # (tests/browser/test_jupyterlab_reading.py opens every notebook with these defaults and checks both).
+    settings = json.loads((ROOT / "lab-settings" / "toybook.json").read_text())
+    assert settings["@jupyterlab/notebook-extension:tracker"]["windowingMode"] == "none"

@@ -506,21 +506,25 @@ def running_server(cmd: list[str], root: Path, env: dict, log_path: Path, probe:
 
 
 @contextlib.contextmanager
-def jupyterlab(root: Path, log_path: Path, timeout: float = 90.0):
+def jupyterlab(root: Path, log_path: Path, timeout: float = 90.0, settings: dict | None = None):
     """JupyterLab, headless on 127.0.0.1 with no token, serving ``root``; yields its URL.
 
     Its settings, workspaces, runtime files and IPython profile live under ``root`` (see ``jupyter_env``), and the
-    server with all its kernels is always stopped at the end.
+    server with all its kernels is always stopped at the end. ``settings`` ({plugin id: settings}) are the user's
+    settings; by default there are none.
     """
     import sys
 
     state = root / ".lab-state"
     env = jupyter_env(state)
-    # The news popup stays off through the project's own settings (lab-settings/, installed by requirements.txt),
-    # not here. Every cell is rendered (no windowing), so a test can read every Markdown cell's rendered text.
-    tracker = state / "settings" / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
-    tracker.parent.mkdir(parents=True, exist_ok=True)
-    tracker.write_text('{"windowingMode": "none"}')
+    # No user settings: the tests see the defaults a reader gets, the project's own among them (lab-settings/,
+    # installed by requirements.txt): no news popup, and every cell attached and rendered at once (windowing off),
+    # so a test can read every Markdown cell's rendered text.
+    for plugin, values in (settings or {}).items():
+        package, name = plugin.split(":")
+        path = state / "settings" / package / f"{name}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
     port = free_port()
     cmd = [str(Path(sys.executable).with_name("jupyter-lab")), "--no-browser", "--allow-root", "--ip=127.0.0.1",
            f"--port={port}", "--ServerApp.port_retries=0", "--ServerApp.token=", "--ServerApp.password=",

@@ -75,6 +75,7 @@ def test_figure_4_1_is_live_in_jupyterlab(bt, browser, tmp_path):
             bt.close(page)
 
     assert static_views == 0, "JupyterLab must show the live widget, not the static view"
+    assert not log.page_errors, f"page errors in JupyterLab: {log.page_errors}"
     # Readable in both themes: every control and figure text at WCAG contrast 4.5:1 or more, on a dark figure in
     # the dark theme (not a white card).
     for theme, rows in (("light", light), ("dark", dark)):

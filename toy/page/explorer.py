@@ -358,16 +358,18 @@ class Explorer:
                     plan["bars"] = not plan["log"]
         return {key: plan for key, plan in plans.items() if plan["values"]}
 
-    def value_ranges(self, outs: dict[str, np.ndarray]) -> dict[str, list[float]]:
+    def value_ranges(self, outs: dict[str, np.ndarray], plans: dict | None = None) -> dict[str, list[float]]:
         """The range each planned axis needs to show ``outs`` (one state's outputs): {axis key: [low, high]}, in
         log10 units on a log axis. Like plotly's autorange: the values, ± the longest error bar (only + on a log
         axis, which may cut an error bar's foot), 0 for bars, and 5% of the span as padding on each side (none
-        beyond a bar's 0); None for a log axis with no positive value."""
+        beyond a bar's 0); None for a log axis with no positive value. ``plans``: ``axis_plan()``, if already
+        computed (the live view computes it once: it reads only the fixed figure)."""
         extremes = []
         for _i, _attr, names in self.traces:
             a = np.concatenate([outs[n] for n in names])
             extremes.append((float(a.min()), float(a.max())))
-        return {key: _needed_range(plan, extremes) for key, plan in self.axis_plan().items()}
+        plans = self.axis_plan() if plans is None else plans
+        return {key: _needed_range(plan, extremes) for key, plan in plans.items()}
 
     def static_html(self) -> str:
         """The static view: controls, an empty figure div and the payload; the page script brings it alive."""
@@ -598,6 +600,7 @@ class LiveView:
         self.controls = {}
         self._holding = False
         self.ranges: dict[str, list[float]] = {}  # the value axes' ranges shown (``held_ranges``)
+        self._plans = explorer.axis_plan()  # how each value axis's range follows the values (fixed per figure)
         self._texts: dict[str, str] | None = None  # the layout texts shown (None: nothing drawn yet)
         self._action_step = {a.label: 0 for a in explorer.actions}
         for c in explorer.controls:
@@ -657,7 +660,7 @@ class LiveView:
         texts = {path: ex.render_template(template, outs, state) for path, template in ex.layout.items()}
         self.title_text = texts.pop("title.text", self._given_title)
         self.title.value = f'<div style="{TITLE_STYLE}">{self.title_text}</div>'
-        ranges = held_ranges(self.ranges, ex.value_ranges(outs))
+        ranges = held_ranges(self.ranges, ex.value_ranges(outs, self._plans))
         data_only = texts == self._texts and ranges == self.ranges
         self.ranges, self._texts = ranges, texts
         with self._data_only() if data_only else self.figure.batch_update():
