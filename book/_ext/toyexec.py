@@ -20,15 +20,14 @@ else (a changed ``toy``, an upgraded package) changes every key, and every noteb
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import importlib.util
 import json
 import os
 import sys
-import sysconfig
 from pathlib import Path
 
 import nbformat
+import toysite  # its sibling in book/_ext (on sys.path when Sphinx loads toybook, and in the tests)
 
 FORMAT = 1  # bumped when a record's layout or meaning changes
 FOLDER_NAME = ".toybook-executed"  # beside the html folder: _build/.toybook-executed
@@ -50,12 +49,11 @@ def _tree_digest(folder: Path) -> str:
 def kernel_environment() -> list[str]:
     """What every notebook's kernel runs on: Python, the installed packages, and the ``toy`` it imports (the
     files of the package, wherever it is installed from)."""
-    site = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
-    packages = {f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions(path=site)}
     spec = importlib.util.find_spec("toy")
     toy_dir = Path(next(iter(spec.submodule_search_locations))) if spec and spec.submodule_search_locations else None
     toy = _tree_digest(toy_dir) if toy_dir else "missing"
-    return [sys.version, *sorted(packages), f"toy={toy}", f"TOY_EXPLORER_VIEW={os.environ.get('TOY_EXPLORER_VIEW')}"]
+    view = os.environ.get("TOY_EXPLORER_VIEW")
+    return [sys.version, *toysite.installed_packages(), f"toy={toy}", f"TOY_EXPLORER_VIEW={view}"]
 
 
 def execution_key(notebook_file: Path, nb_config, environment: list[str]) -> str:

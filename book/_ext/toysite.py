@@ -101,6 +101,12 @@ def _npm_versions() -> list[str]:
     return found
 
 
+def installed_packages() -> list[str]:
+    """``name==version`` of every package installed in this environment, sorted."""
+    site = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})  # not sys.path: the cwd
+    return sorted({f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions(path=site)})
+
+
 def inputs_hash(root: Path = ROOT) -> str:
     """A hash of what a build of the book reads: its sources, the environment it runs in, the repository."""
     h = hashlib.sha256()
@@ -113,9 +119,7 @@ def inputs_hash(root: Path = ROOT) -> str:
                 continue
             h.update(f"{rel.as_posix()}\0".encode())
             h.update(hashlib.sha256(f.read_bytes()).digest() if f.exists() else b"-")
-    site = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})  # not sys.path: the
-    packages = {f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions(path=site)}  # cwd
-    environment = [sys.version, *sorted(packages), *_npm_versions(), f"repository={repository(root)[0]}"]
+    environment = [sys.version, *installed_packages(), *_npm_versions(), f"repository={repository(root)[0]}"]
     h.update("\n".join(environment).encode())
     return h.hexdigest()
 
