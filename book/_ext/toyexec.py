@@ -32,18 +32,6 @@ import toysite  # its sibling in book/_ext (on sys.path when Sphinx loads toyboo
 FORMAT = 1  # bumped when a record's layout or meaning changes
 FOLDER_NAME = ".toybook-executed"  # beside the html folder: _build/.toybook-executed
 REBUILD_ENV = "TOYBOOK_REBUILD"
-SKIPPED = ("__pycache__", ".ipynb_checkpoints")
-
-
-def _tree_digest(folder: Path) -> str:
-    h = hashlib.sha256()
-    for f in sorted(p for p in folder.rglob("*") if p.is_file()):
-        rel = f.relative_to(folder)
-        if any(part in SKIPPED for part in rel.parts) or f.suffix == ".pyc":
-            continue
-        h.update(f"{rel.as_posix()}\0".encode())
-        h.update(hashlib.sha256(f.read_bytes()).digest())
-    return h.hexdigest()
 
 
 def kernel_environment() -> list[str]:
@@ -51,7 +39,7 @@ def kernel_environment() -> list[str]:
     files of the package, wherever it is installed from)."""
     spec = importlib.util.find_spec("toy")
     toy_dir = Path(next(iter(spec.submodule_search_locations))) if spec and spec.submodule_search_locations else None
-    toy = _tree_digest(toy_dir) if toy_dir else "missing"
+    toy = toysite.files_digest(toy_dir) if toy_dir else "missing"
     view = os.environ.get("TOY_EXPLORER_VIEW")
     return [sys.version, *toysite.installed_packages(), f"toy={toy}", f"TOY_EXPLORER_VIEW={view}"]
 

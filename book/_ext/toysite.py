@@ -107,18 +107,26 @@ def installed_packages() -> list[str]:
     return sorted({f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions(path=site)})
 
 
+def files_digest(path: Path, root: Path | None = None) -> str:
+    """A hash of the files under ``path`` (or of the file ``path``), named relative to ``root`` (default ``path``);
+    caches (``SKIPPED``, ``.pyc``) left out, a missing file hashed as missing."""
+    path = Path(path)
+    root = path if root is None else Path(root)
+    h = hashlib.sha256()
+    for f in sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]:
+        rel = f.relative_to(root)
+        if any(part in SKIPPED for part in rel.parts) or f.suffix == ".pyc":
+            continue
+        h.update(f"{rel.as_posix()}\0".encode())
+        h.update(hashlib.sha256(f.read_bytes()).digest() if f.exists() else b"-")
+    return h.hexdigest()
+
+
 def inputs_hash(root: Path = ROOT) -> str:
     """A hash of what a build of the book reads: its sources, the environment it runs in, the repository."""
     h = hashlib.sha256()
     for name in INPUT_PATHS:
-        path = root / name
-        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-        for f in files:
-            rel = f.relative_to(root)
-            if any(part in SKIPPED for part in rel.parts) or f.suffix == ".pyc":
-                continue
-            h.update(f"{rel.as_posix()}\0".encode())
-            h.update(hashlib.sha256(f.read_bytes()).digest() if f.exists() else b"-")
+        h.update(f"{name}\0{files_digest(root / name, root)}\n".encode())
     environment = [sys.version, *installed_packages(), *_npm_versions(), f"repository={repository(root)[0]}"]
     h.update("\n".join(environment).encode())
     return h.hexdigest()
