@@ -25,10 +25,8 @@ meanwhile is ignored), and ``--resume`` grades the rest.
 from __future__ import annotations
 
 import contextlib
-import csv
 import fcntl
 import hashlib
-import io
 import json
 import os
 import re
@@ -42,14 +40,16 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from toy.exercises import CheckResult
+from toy.exercises import CheckResult, questions
 
-from . import sandbox, similarity
+from . import answers, sandbox, similarity
+from .assignment import WRITTEN, Assignment
 from .marks import AnswerKey, Settings, grade_exercise, result_record
+from .tables import to_csv as _csv
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
 MAX_CODE_CHARS = 1_000_000  # in all code cells (a chapter of the book has about 40,000)
-VERSION = 3  # of the results files: a change to grading makes --resume grade again
+VERSION = 4  # of the results files: a change to grading makes --resume grade again
 STOPPING = threading.Event()  # set on Ctrl-C: submissions in progress start no further exercise
 
 
@@ -62,6 +62,10 @@ class BookNotebook:
     stubs: dict = field(default_factory=dict)  # function -> source
     solutions: dict = field(default_factory=dict)  # function -> source
     cells: frozenset = frozenset()  # the student edition's code cells (slicing.normal): the book's own code
+    questions: list = field(default_factory=list)  # exercises with questions (toy.exercises.questions), in order
+    written: list = field(default_factory=list)  # exercises whose written answer is marked by rubric
+    worked: dict = field(default_factory=dict)  # exercise -> the book's worked solution (Markdown)
+    parts: dict = field(default_factory=dict)  # exercise label -> {part (a gradebook column): default points}
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -79,23 +83,6 @@ def safe_name(text: str) -> str:
     when that changed it (so that "a b" and "a_b" stay two files)."""
     name = re.sub(r"[^\w.-]", "_", text).lstrip(".")[:100] or "_"
     return name if name == text else f"{name}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
-
-
-def _csv_cell(value):
-    """A CSV cell a spreadsheet will not run: text starting with = + - @ is quoted as text."""
-    if isinstance(value, str):
-        value = "".join(c if c.isprintable() else " " for c in value)
-        if value[:1] in ("=", "+", "-", "@"):
-            return "'" + value
-    return value
-
-
-def _csv(header: list, rows: list) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(header)
-    writer.writerows([[_csv_cell(v) for v in row] for row in rows])
-    return buffer.getvalue()
 
 
 def submissions(folder: Path) -> list[tuple[str, Path]]:
@@ -196,6 +183,10 @@ def grade_submission(student: str, path: Path, book: dict, keys: dict, settings:
                            case_seconds=min(settings.case_seconds, left))
             graded = grade_exercise(cells, exercise, function, keys[name], mine, book[name].cells)
             record["exercises"].append(result_record(graded))
+        notebook = json.loads(data)
+        record["answers"] = answers.mark_answers(notebook, student, book[name].questions)
+        record["written"] = {ex: text for ex, text in answers.written_answers(notebook).items()
+                             if ex in book[name].written}
     except Unreadable as err:
         record["problem"] = str(err)
     except Exception as err:  # noqa: BLE001 - a submission the grader did not expect still gets its row
@@ -264,7 +255,8 @@ def _stop_on_sigterm():
 
 def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: float = 600,
                 settings: Settings | None = None, seed: int | None = None, resume: bool = False,
-                students: list[str] | None = None, progress: bool = True) -> dict:
+                students: list[str] | None = None, progress: bool = True, anonymous: bool = False,
+                assignment: Assignment | None = None) -> dict:
     """Grade every submission in ``folder`` into ``out`` (see the module's docstring); return run.json's content.
 
     ``book`` maps each notebook's file name to its ``BookNotebook``. ``resume``: reuse the results of submissions
@@ -341,7 +333,7 @@ def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: flo
         if interrupted:
             about["interrupted"] = (f"stopped after {len(records)} of {len(pairs)} submissions: run again with "
                                     "--resume to grade the rest")
-        paths = write_reports(out, list(records.values()), book, keys)
+        paths = write_reports(out, list(records.values()), book, keys, anonymous, assignment)
         about.update(paths)
         atomic_write(out / "run.json", json.dumps({**about, "seed": seed}, indent=2))
     if interrupted:
@@ -367,17 +359,18 @@ def _still_current(record: dict, path: Path, seed: int) -> bool:
     return record.get("seed") == seed and record.get("digest") == digest
 
 
-def write_reports(out: Path, records: list[dict], book: dict, keys: dict) -> dict:
+def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonymous: bool = False,
+                  assignment: Assignment | None = None) -> dict:
     """Write gradebook.csv, grades.csv, similarity.csv, review/ and feedback/ from the submissions' records.
 
     The gradebook's ``flags`` says how many flags each exercise has (``4.1-value: 1 flag``); similarity.csv has one
     row per flag and student (a pair of classmates is two rows) with the score, the threshold, the distinctive
     fragments shared and needed, and ``review``: the path, relative to ``out``, of the flag's page in review/
     (``course/review.py``: the two answers side by side)."""
-    from . import review  # (here, not at the top: this function is the only user)
+    from . import review, written  # (here, not at the top: this function is the only user)
 
     records = sorted(records, key=lambda r: (r.get("student", ""), r.get("notebook") or ""))
-    rows, feedback = [], {}
+    rows, feedback, written_texts = [], {}, {}
     for record in records:
         student, name = record["student"], record.get("notebook")
         lines = feedback.setdefault(student, [])
@@ -394,13 +387,44 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict) -> dic
                          "mark": int(result.passed), "message": result.message, "seconds": r.get("seconds", 0)})
             lines.append(f"- **{exercise}**: {result.status}. {result.message}")
             lines += [f"  - {p}." for p in r.get("problems", [])[:3]]
+        for a in record.get("answers", []):
+            rows.append({"student": student, "notebook": name, "exercise": a["question"], "status": a["status"],
+                         "cases_passed": "", "cases_total": "", "mark": a["mark"], "message": a["message"],
+                         "seconds": 0})
+            lines.append(f"- **{a['question']}** ({a['points']} pt): {a['status']}. {a['message']}")
+        for exercise, text in record.get("written", {}).items():
+            written_texts.setdefault(exercise, {})[student] = text
         if name not in book:
             rows.append({"student": student, "notebook": "", "exercise": "", "status": "not graded",
                          "cases_passed": 0, "cases_total": 0, "mark": 0, "message": record.get("problem", ""),
                          "seconds": 0})
     flagged = _copies(records, book)
     pages = review.write_pages(out, flagged, atomic_write)
-    columns = [ex for nb in book.values() for ex, _ in nb.exercises if any(r["exercise"] == ex for r in rows)]
+    marking = written.write_marking(out, written_texts, {ex: t for nb in book.values() for ex, t in nb.worked.items()},
+                                    anonymous, atomic_write)
+    by_hand = written.read_marks(out)
+    for (student, exercise), criteria in sorted(by_hand.items()):
+        if student not in feedback or exercise not in written_texts:
+            continue
+        done = all(g is not None for _, _, g in criteria)
+        mark = sum(g or 0 for _, _, g in criteria)
+        rows.append({"student": student, "notebook": "", "exercise": f"{exercise} {WRITTEN}",
+                     "status": "marked" if done else "to mark", "cases_passed": "", "cases_total": "",
+                     "mark": mark if done else "",
+                     "message": f"{mark} of {sum(a for _, a, _ in criteria)} points" if done else
+                     "not marked yet", "seconds": 0})
+        texts = [c.text for c in questions.RUBRICS[exercise]]
+        feedback[student].append(f"\n### {exercise} (written, marked by hand)\n")
+        feedback[student] += [f"- {'✓' if g == a else '✗' if g == 0 else '~' if g is not None else '…'} "
+                              f"{texts[i - 1] if 0 < i <= len(texts) else i}: "
+                              f"{'not marked yet' if g is None else f'{g} of {a} pt'}" for i, a, g in criteria]
+    assignment = assignment or Assignment()
+    defaults = {part: p for nb in book.values() for parts in nb.parts.values() for part, p in parts.items()}
+    worth = {part: p for nb in book.values() for label, parts in nb.parts.items()
+             for part, p in assignment.scale(label, parts).items()}  # each part's points in this assignment
+    graded = {r["exercise"] for r in rows}
+    columns = [part for nb in book.values() for parts in nb.parts.values() for part in parts
+               if part in worth and (part in graded or part.endswith(WRITTEN) and part.split()[0] in written_texts)]
     counts: dict[str, dict[str, int]] = {}  # student -> exercise -> flags
     similar = []  # one row per flag and per student in it (a pair of classmates is two rows)
     for match, _, _ in flagged:
@@ -413,25 +437,47 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict) -> dic
                             pages[(match.exercise, match.student, match.other)]])
     gradebook = []
     for student in sorted(feedback):
-        marks = {r["exercise"]: r["mark"] for r in rows if r["student"] == student and r["exercise"]}
+        marks = {r["exercise"]: r["mark"] if r["mark"] == "" else _points(r["mark"] / defaults[r["exercise"]]
+                                                                           * worth[r["exercise"]])
+                 for r in rows if r["student"] == student and r["exercise"] in worth}
+        total = _points(sum(m for m in marks.values() if m != ""))
         mine = counts.get(student, {})
         flags = "; ".join(f"{ex}: {n} flag{'s' if n > 1 else ''}" for ex, n in sorted(
             mine.items(), key=lambda item: columns.index(item[0]) if item[0] in columns else len(columns)))
-        gradebook.append([student, *(marks.get(ex, 0) for ex in columns), sum(marks.values()), flags])
+        gradebook.append([student, *(marks.get(ex, 0) for ex in columns), total, flags])
     fields = ["student", "notebook", "exercise", "status", "cases_passed", "cases_total", "mark", "message",
               "seconds"]
     atomic_write(out / "grades.csv", _csv(fields, [[r[f] for f in fields] for r in rows]))
     atomic_write(out / "gradebook.csv", _csv(["student", *columns, "total", "flags"], gradebook))
+    possible = _points(sum(worth[c] for c in columns))
+    # Canvas's gradebook import (a new column makes a new assignment; students matched by SIS Login ID) and Moodle's
+    # "Import grades from CSV" (map Username to the user's username): the folder names are the students' logins
+    atomic_write(out / "canvas.csv", _csv(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", assignment.name],
+                                          [["Points Possible", "", "", "", "", possible]]
+                                          + [[row[0], "", "", row[0], "", row[-2]] for row in gradebook]))
+    atomic_write(out / "moodle.csv", _csv(["Username", assignment.name], [[row[0], row[-2]] for row in gradebook]))
     atomic_write(out / "similarity.csv", _csv(["exercise", "student", "other", "similarity", "threshold", "shared",
                                                "min_shared", "review"], sorted(similar)))
     for student, lines in feedback.items():
-        mine = [r for r in rows if r["student"] == student and r["exercise"]]
+        mine = [r for r in rows if r["student"] == student and r["exercise"] and r["cases_total"] != ""]
+        answered = [r for r in rows if r["student"] == student and r["exercise"] in questions.QUESTIONS]
         head = (f"# Feedback for {student}\n\n{sum(r['mark'] for r in mine)} of {len(mine)} checked exercises "
                 "pass (the grader's own hidden cases, not the ones your notebook showed).\n")
+        if answered:
+            head += (f"{sum(1 for r in answered if r['status'] == 'right')} of {len(answered)} answers are right "
+                     "(for your own instance of each question: the one drawn from your name).\n")
         atomic_write(out / "feedback" / f"{safe_name(student)}.md", head + "\n".join(lines) + "\n")
     return {"gradebook": str(out / "gradebook.csv"), "grades": str(out / "grades.csv"),
             "similarity": str(out / "similarity.csv"), "review": str(out / "review"),
-            "feedback": str(out / "feedback")}
+            "feedback": str(out / "feedback"), "written": str(out / "written"), "canvas": str(out / "canvas.csv"),
+            "moodle": str(out / "moodle.csv"),
+            "written_marks": str(out / written.MARKS), "marking_pages": len(marking)}
+
+
+def _points(value: float) -> float | int:
+    """Points as a gradebook shows them: a whole number as one, else to two decimals."""
+    value = round(value, 2)
+    return int(value) if value == int(value) else value
 
 
 def _final_code(code: list, function: str = "", exercise: str = "") -> str:

@@ -1,8 +1,9 @@
 """The course's command line (``python scripts/course.py ...``): editions, grading a class, an nbgrader folder.
 
-    course.py editions [--out DIR]
+    course.py editions [--out DIR] [--students ROSTER] [--assignment FILE]
     course.py grade CLASS [--out DIR] [--jobs N] [--timeout S] [--cell-timeout S] [--case-timeout S] [--seed N]
                           [--resume] [--student NAME ...] [--memory-mb M] [--processes P] [--disk-mb D]
+                          [--anonymous] [--assignment FILE]
     course.py nbgrader [--out DIR]
 
 Everything is written under one folder outside the repository, ``~/toybook-course`` (or ``$TOYBOOK_COURSE_DIR``):
@@ -54,14 +55,26 @@ def nbgrader_commands(out: Path, assignment: str) -> list[str]:
 
 def grade(folder: Path, out: Path, jobs: int = 1, timeout: float = 600, cell_timeout: float = 120,
           case_timeout: float = 10, seed: int | None = None, limits: sandbox.Limits | None = None,
-          resume: bool = False, students: list[str] | None = None, progress: bool = True) -> dict:
+          resume: bool = False, students: list[str] | None = None, progress: bool = True,
+          anonymous: bool = False, assignment_file: Path | None = None) -> dict:
     """Grade every submission in ``folder`` (``course.classroom.grade_class``); return what run.json says."""
     from . import editions
     from .classroom import grade_class
 
     settings = Settings(setup_seconds=cell_timeout, case_seconds=case_timeout, limits=limits or sandbox.Limits())
-    return grade_class(folder, out, editions.book(), jobs=jobs, timeout=timeout, settings=settings, seed=seed,
-                       resume=resume, students=students, progress=progress)
+    book = editions.book()
+    assignment = _assignment(assignment_file, book)
+    return grade_class(folder, out, book, jobs=jobs, timeout=timeout, settings=settings, seed=seed,
+                       resume=resume, students=students, progress=progress, anonymous=anonymous,
+                       assignment=assignment)
+
+
+def _assignment(path: Path | None, book: dict):
+    """The assignment file at ``path`` (every exercise at its default points when None)."""
+    from .assignment import load
+
+    return None if path is None else load(path, {label: parts for nb in book.values()
+                                                 for label, parts in nb.parts.items()})
 
 
 def _positive(kind):
@@ -78,6 +91,11 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("editions", help="write the student and instructor editions")
     p.add_argument("--out", type=Path, default=None, help="default: ~/toybook-course/editions")
+    p.add_argument("--assignment", type=Path, default=None, metavar="FILE", dest="assignment_file",
+                   help="an assignment file (TOML: name, due, [points] per exercise label): the student editions show "
+                        "it; grade with the same file")
+    p.add_argument("--students", type=Path, default=None, metavar="ROSTER",
+                   help="a file with one student's name per line: student/<name>/ holds each one's own edition")
     p = sub.add_parser("grade", help="grade a folder of completed notebooks")
     p.add_argument("submissions", type=Path)
     p.add_argument("--out", type=Path, default=None, help="default: ~/toybook-course/grades/<CLASS's name>")
@@ -100,16 +118,30 @@ def main(argv=None) -> int:
     p.add_argument("--disk-mb", type=_positive(int), default=sandbox.Limits.disk_mb,
                    help="what one sandbox may write in all")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--assignment", type=Path, default=None, metavar="FILE", dest="assignment_file",
+                   help="grade only the assignment's exercises, at its points (the file given to editions)")
+    p.add_argument("--anonymous", action="store_true", help="the pages for marking written answers show no names "
+                   "(written/key.csv holds the key)")
     p = sub.add_parser("nbgrader", help="write an nbgrader course folder with the chapter as one assignment")
     p.add_argument("--out", type=Path, default=None, help="default: ~/toybook-course/nbgrader-course")
     p.add_argument("--assignment", default=ASSIGNMENT)
     args = parser.parse_args(argv)
 
     if args.command == "editions":
-        from .editions import write_editions
+        from .editions import book, write_editions
 
         out = args.out or home() / "editions"
-        for edition, paths in write_editions(out).items():
+        roster = None
+        if args.students:
+            try:
+                roster = [n for n in args.students.read_text(encoding="utf-8").splitlines() if n.strip()]
+            except OSError as err:
+                parser.error(f"--students {args.students}: {err.strerror}")
+        try:
+            made = write_editions(out, roster, _assignment(args.assignment_file, book()))
+        except ValueError as err:
+            parser.error(str(err))
+        for edition, paths in made.items():
             print(f"{edition}: {len(paths)} notebooks in {out / edition}")
     elif args.command == "grade":
         if not args.submissions.is_dir():
@@ -119,18 +151,19 @@ def main(argv=None) -> int:
                                 cpu_seconds=int(args.timeout) + 60)
         try:
             about = grade(args.submissions, out, args.jobs, args.timeout, args.cell_timeout, args.case_timeout,
-                          args.seed, limits, args.resume, args.student, progress=not args.no_progress)
+                          args.seed, limits, args.resume, args.student, progress=not args.no_progress,
+                          anonymous=args.anonymous, assignment_file=args.assignment_file)
         except sandbox.Refused as err:
             print(f"course.py grade: refused: {err}", file=sys.stderr)
             return 2
-        except (ValueError, RuntimeError) as err:
+        except (ValueError, RuntimeError) as err:  # written.MarksError included: a mark out of range
             print(f"course.py grade: {err}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
             print(f"\nstopped: the gradebook of what was graded is in {out}; run again with --resume to finish",
                   file=sys.stderr)
             return 130
-        for what in ("gradebook", "grades", "similarity", "feedback"):
+        for what in ("gradebook", "grades", "similarity", "feedback", "written", "written_marks", "canvas", "moodle"):
             print(f"{what}: {about[what]}")
         print(f"seed of the hidden cases: {about['seed']}; {about['submissions']} submissions, "
               f"{about['graded_now']} graded now in {about['seconds']:g} s")

@@ -17,6 +17,9 @@ from pathlib import Path
 
 import nbformat
 
+from toy.exercises.questions import RUBRICS, questions_of
+
+from .assignment import WRITTEN, Assignment, points_text
 from .classroom import BookNotebook
 from .marks import exercises_checked
 from .slicing import normal
@@ -25,6 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
 SOLUTION_TAG, EXERCISE_TAG = "solution", "exercise"
 CHECK_CALL = re.compile(r"toy\.exercises\.check\(\s*[\"']([^\"']+)[\"']")
+ASK_CALL = re.compile(r"toy\.exercises\.ask\(\s*[\"']([^\"']+)[\"']")
+SOLUTION_FENCE = re.compile(r"^```\{solution\} (\S+)\n(?::[^\n]*\n)*\n?(.*?)^```", re.M | re.S)
 
 
 def book_notebooks() -> list[Path]:
@@ -55,22 +60,101 @@ def exercises_in(nb) -> list[str]:
     return names
 
 
-def write_editions(out: Path) -> dict[str, list[Path]]:
-    """Write ``out/student`` and ``out/instructor``: one notebook per section, folders ready to hand out."""
+STUDENT_CELL = ("# The name your course knows you by: each question's answer is checked for your own instance of it, "
+                "drawn from\n# this name (the grader draws it from the name you hand in under).\n"
+                "toy.exercises.student({name!r})")
+
+
+LABEL = re.compile(r"^```\{exercise\}[^\n]*\n:label: (ex-[\w-]+)", re.M)
+
+
+def exercise_parts(nb) -> dict[str, dict[str, float]]:
+    """{exercise label: {part: default points}} for a notebook's exercises, in order: the code checks that follow
+    the exercise (1 point each), its questions (their points) and its written answer (its rubric's points)."""
+    parts: dict[str, dict[str, float]] = {}
+    label = None
+    for cell in nb.cells:
+        found = LABEL.search(cell.source) if cell.cell_type == "markdown" else None
+        if found:
+            label = found.group(1)
+            parts[label] = {q.name: float(q.points) for q in questions_of(label)}
+            if label in RUBRICS:
+                parts[label][f"{label} {WRITTEN}"] = float(sum(c.points for c in RUBRICS[label]))
+        elif label and cell.cell_type == "code":
+            for exercise in CHECK_CALL.findall(cell.source):
+                parts[label][exercise] = 1.0
+    return parts
+
+
+def for_assignment(nb, assignment: Assignment):
+    """``nb`` with the assignment's name and due date at the top and, under each exercise, its points in this
+    assignment or that it is not part of it."""
+    out = nbformat.from_dict(json.loads(json.dumps(nb)))
+    parts = exercise_parts(out)
+    picked = [label for label in parts if assignment.picks(label)]
+    due = f", due **{assignment.due}**" if assignment.due else ""
+    lines = [f"**Assignment: {assignment.name}**{due}."]
+    lines += [f"- {{ref}}`{label}`: {points_text(sum(assignment.scale(label, parts[label]).values()))}"
+              for label in picked] or ["- No exercise of this section is part of it."]
+    cells = [nbformat.v4.new_markdown_cell("\n".join(lines), metadata={"tags": ["assignment"]})]
+    for cell in out.cells:
+        cells.append(cell)
+        found = LABEL.search(cell.source) if cell.cell_type == "markdown" else None
+        if found:
+            label = found.group(1)
+            said = (f"*This exercise: {points_text(sum(assignment.scale(label, parts[label]).values()))}.*"
+                    if assignment.picks(label) else "*Not part of this assignment.*")
+            cells.append(nbformat.v4.new_markdown_cell(said, metadata={"tags": ["assignment"]}))
+    at = 1 if out.cells and out.cells[0].cell_type == "markdown" and out.cells[0].source.startswith("#") else 0
+    out.cells = cells[1:at + 1] + cells[:1] + cells[at + 1:]
+    return out
+
+
+def with_student(nb, name: str | None):
+    """``nb`` with the cell that names its student (``toy.exercises.student``) after its first ``import toy``."""
+    out = nbformat.from_dict(json.loads(json.dumps(nb)))
+    at = next((i for i, c in enumerate(out.cells) if c.cell_type == "code" and "import toy" in c.source), None)
+    if at is not None and any(ASK_CALL.search(c.source) for c in out.cells if c.cell_type == "code"):
+        out.cells.insert(at + 1, nbformat.v4.new_code_cell(STUDENT_CELL.format(name=name),
+                                                           metadata={"tags": ["student"]}))
+    return out
+
+
+def write_editions(out: Path, students: list[str] | None = None,
+                   assignment: Assignment | None = None) -> dict[str, list[Path]]:
+    """Write ``out/student`` and ``out/instructor``: one notebook per section, folders ready to hand out. With
+    ``students``, ``out/student/<name>/`` holds each student's own edition, their name already set; with an
+    ``assignment``, the student editions show its name, due date and points."""
     written = {"student": [], "instructor": []}
     for edition in written:
         folder = out / edition
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
+    names = [checks_name(n) for n in students or []]
     for path in book_notebooks():
         nb = nbformat.read(path, as_version=4)
         strip_outputs(nb)
-        for edition, version in (("instructor", nb), ("student", student_edition(nb))):
-            target = out / edition / path.name
-            nbformat.write(version, target)
-            written[edition].append(target)
+        target = out / "instructor" / path.name
+        nbformat.write(nb, target)
+        written["instructor"].append(target)
+        for name in names or [None]:
+            folder = out / "student" / name if name else out / "student"
+            folder.mkdir(exist_ok=True)
+            edition = with_student(student_edition(nb), name)
+            if assignment is not None:
+                edition = for_assignment(edition, assignment)
+            nbformat.write(edition, folder / path.name)
+            written["student"].append(folder / path.name)
     return written
+
+
+def checks_name(name: str) -> str:
+    """A student's name from a roster, as a folder name: refused if it could not be one."""
+    name = name.strip()
+    if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
+        raise ValueError(f"a student's name must be a non-empty name usable as a folder, got {name!r}")
+    return name
 
 
 def _defines(source: str) -> str | None:
@@ -84,9 +168,16 @@ def book() -> dict[str, BookNotebook]:
     for path in book_notebooks():
         nb = nbformat.read(path, as_version=4)
         entry = BookNotebook(exercises_checked(nb), cells=frozenset(
-            normal(c.source) for c in student_edition(nb).cells if c.cell_type == "code"))
+            normal(c.source) for c in student_edition(nb).cells if c.cell_type == "code"), parts=exercise_parts(nb))
         for cell in nb.cells:
             tags = cell.get("metadata", {}).get("tags", [])
+            for exercise in ASK_CALL.findall(cell.source) if cell.cell_type == "code" else ():
+                if questions_of(exercise):
+                    entry.questions.append(exercise)
+                if exercise in RUBRICS:
+                    entry.written.append(exercise)
+            for exercise, text in SOLUTION_FENCE.findall(cell.source) if cell.cell_type == "markdown" else ():
+                entry.worked[exercise] = text.strip()
             if cell.cell_type == "code" and _defines(cell.source):
                 if SOLUTION_TAG in tags:
                     entry.solutions[_defines(cell.source)] = cell.source

@@ -9,6 +9,13 @@ For each notebook of the book, the *source* version nbgrader starts from (``sour
   student's function and asserts that it passed, and, between ``### BEGIN HIDDEN TESTS`` and
   ``### END HIDDEN TESTS``, does the same with a seed drawn when the course folder was written, which students
   never see;
+- each question's answer cell (``toy.exercises.answer``) becomes a **solution cell** holding the answer for the
+  course's instance between the solution markers, followed by an **autograded test cell** (locked, the question's
+  points) that asserts the answer is right. Every student gets the course's instance, drawn from a name hashed
+  from the hidden seed (a locked cell sets it, ``toy.exercises.student("course-<hash>")``, which does not give the
+  seed away), never the book's setting, which the page shows;
+- each written-answer cell (Markdown, ``toy_written``) becomes a **manually graded answer cell** worth the points of
+  its exercise's rubric, which the cell above it shows (nbgrader's formgrader is where it is marked);
 - the book's other solution cells (worked answers of derivations and predictions) are left out, as in the
   student edition; everything else is kept as it is.
 
@@ -21,6 +28,7 @@ the student's own kernel, so they share its limits: a notebook that patches ``to
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import secrets
@@ -28,7 +36,11 @@ from pathlib import Path
 
 import nbformat
 
+from toy.exercises.questions import QUESTIONS, RUBRICS, as_value
+
 from .marks import CHECK_CALL
+
+ANSWER_CALL = re.compile(r"^toy\.exercises\.answer\(\s*[\"']([^\"']+)[\"']\s*,\s*\.\.\.\s*\)", re.M)
 
 SOLUTION_TAG, EXERCISE_TAG = "solution", "exercise"
 SCHEMA = 3
@@ -79,6 +91,38 @@ def test_cell(exercise: str, function: str, hidden_seed: int, points: int = 1) -
     return cell
 
 
+def course_student(hidden_seed: int) -> str:
+    """The name the course's instance of every question is drawn from: a hash of the hidden seed, which the
+    students' release shows, so that it does not give the seed of the hidden tests away."""
+    return "course-" + hashlib.sha256(f"questions\0{hidden_seed}".encode()).hexdigest()[:12]
+
+
+def _nbgrader(cell, grade_id: str, **marks) -> nbformat.NotebookNode:
+    cell.metadata["nbgrader"] = {"grade": False, "solution": False, "locked": False, "task": False, **marks,
+                                 "grade_id": _grade_id(grade_id), "schema_version": SCHEMA}
+    return cell
+
+
+def answer_cells(question: str, hidden_seed: int) -> list[nbformat.NotebookNode]:
+    """A question's answer as a solution cell (the course instance's answer between the markers) and its test."""
+    q = QUESTIONS[question]
+    right = as_value(q, q.spec(q.instance(course_student(hidden_seed)))["answer"])
+    name = "answer_" + re.sub(r"\W", "_", question.removeprefix("ex-"))
+    solution = nbformat.v4.new_code_cell(f"### BEGIN SOLUTION\n{name} = {right!r}\n### END SOLUTION\n"
+                                         f"toy.exercises.answer({question!r}, {name})")
+    test = nbformat.v4.new_code_cell(f"assert toy.exercises.answer({question!r}, {name}).right, "
+                                     f"str(toy.exercises.answer({question!r}, {name}))")
+    return [_nbgrader(solution, f"answer-{question}", solution=True),
+            _nbgrader(test, f"test-{question}", grade=True, locked=True, points=q.points)]
+
+
+def written_cell(cell, exercise: str) -> nbformat.NotebookNode:
+    """A written answer as nbgrader's manually graded answer cell, worth its rubric's points."""
+    points = sum(c.points for c in RUBRICS[exercise])
+    return _nbgrader(nbformat.v4.new_markdown_cell(cell.source), f"written-{exercise}", grade=True, solution=True,
+                     points=points)
+
+
 def source_notebook(nb, hidden_seed: int):
     """The nbgrader source version of one book notebook (outputs stripped)."""
     out = nbformat.from_dict(json.loads(json.dumps(nb)))
@@ -87,6 +131,13 @@ def source_notebook(nb, hidden_seed: int):
         tags = cell.get("metadata", {}).get("tags", [])
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
+        asked = ANSWER_CALL.match(cell.source) if cell.cell_type == "code" else None
+        if asked and asked.group(1) in QUESTIONS:
+            cells += answer_cells(asked.group(1), hidden_seed)
+            continue
+        if cell.cell_type == "markdown" and cell.metadata.get("toy_written") in RUBRICS:
+            cells.append(written_cell(cell, cell.metadata["toy_written"]))
+            continue
         if cell.cell_type == "code" and EXERCISE_TAG in tags:
             continue  # the stub: the solution cell below takes its place
         if SOLUTION_TAG in tags:
@@ -101,6 +152,12 @@ def source_notebook(nb, hidden_seed: int):
                 cells.append(test_cell(exercise, function, hidden_seed))
             continue
         cells.append(cell)
+        if cell.cell_type == "code" and "import toy" in cell.source and not any(
+                "toy.exercises.student(" in c.source for c in cells) and any(
+                ANSWER_CALL.match(c.source) for c in out.cells if c.cell_type == "code"):
+            name = nbformat.v4.new_code_cell(f"toy.exercises.student({course_student(hidden_seed)!r})  # the course's "
+                                             "instance of the questions")
+            cells.append(_nbgrader(name, "course-instance", locked=True))
     out.cells = cells
     out.metadata.pop("widgets", None)
     out.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}

@@ -25,9 +25,11 @@ import nbformat
 import numpy as np
 import pytest
 
+import toy
 from course import classroom, cli, editions, marks, protocol, sandbox, similarity, slicing
 from tests import hostile_class as hc
 from tests import test_nbgrader_lean as lean
+from toy.exercises.questions import QUESTIONS, RUBRICS
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = hc.NOTEBOOK
@@ -360,7 +362,10 @@ def test_every_book_exercise_passes_with_its_solution_and_not_with_its_stub(tmp_
     cli.grade(cls, tmp_path / "out", jobs=2, progress=False)
     rows = read_csv(tmp_path / "out" / "grades.csv")
     book = editions.book()
+    asked = [r for r in rows if r["exercise"] in QUESTIONS]  # the questions: each "not answered" in both editions
+    rows = [r for r in rows if r["cases_total"] != ""]
     assert len(rows) == 2 * sum(len(nb.exercises) for nb in book.values())
+    assert len(asked) == 2 * len(QUESTIONS) and {r["status"] for r in asked} == {"not answered"}
     for row in rows:
         want = "pass" if row["student"] == "instructor" else "not implemented"
         assert row["status"] == want, row
@@ -538,19 +543,23 @@ def test_nbgrader_route_as_printed_gives_the_solutions_full_marks(tmp_path):
     run(generate)
     release = nbformat.read(course_dir / "release" / assignment / NAME, as_version=4)
     meta = [c.metadata.get("nbgrader", {}) for c in release.cells]
-    assert sum(m.get("solution", False) for m in meta) == 3 and sum(m.get("grade", False) for m in meta) == 3
+    code = [m for m in meta if m.get("grade_id", "").startswith(("solution-", "test-4"))]
+    assert sum(m.get("solution", False) for m in code) == 3 and sum(m.get("grade", False) for m in code) == 3
     text = "\n".join(c.source for c in release.cells)
     assert "### BEGIN SOLUTION" not in text and "HIDDEN TESTS" not in text and "raise NotImplementedError()" in text
     assert all(line not in text for line in solutions()["value_of_prefix"].splitlines()[2:])
 
-    full = 0
+    full = auto = auto_41 = 0  # every point; the autograded ones (code checks, questions); those of 4.1's questions
     for path in sorted((course_dir / "source" / assignment).glob("*.ipynb")):
         source = nbformat.read(path, as_version=4)
         answers = {c.metadata["nbgrader"]["grade_id"]: "\n".join(line for line in c.source.splitlines()
                                                                  if "### " not in line)
                    for c in source.cells if c.metadata.get("nbgrader", {}).get("solution")}
-        full += sum(c.metadata.get("nbgrader", {}).get("points", 0) for c in source.cells
-                    if c.metadata.get("nbgrader", {}).get("grade"))
+        graded = [c.metadata["nbgrader"] for c in source.cells if c.metadata.get("nbgrader", {}).get("grade")]
+        full += sum(m["points"] for m in graded)
+        auto += sum(m["points"] for m in graded if m["grade_id"].startswith("test-"))
+        if path.name == NAME:
+            auto_41 = sum(m["points"] for m in graded if m["grade_id"].startswith("test-ex-"))
         submit(course_dir, assignment, path.name, "instructor", answers)
         if path.name == NAME:
             submit(course_dir, assignment, NAME, "shortcut", {
@@ -562,12 +571,12 @@ def test_nbgrader_route_as_printed_gives_the_solutions_full_marks(tmp_path):
             nbformat.write(lean.saved_with_widgets(nbformat.read(
                 course_dir / "submitted" / "instructor" / assignment / NAME, as_version=4)), saved)
             assert saved.stat().st_size > lean.MAX_BYTES
-    assert full == 12
+    assert auto == 12 + sum(q.points for q in QUESTIONS.values())  # the written answers are marked by hand
     run(autograde)
     run(export)
     with (course_dir / "grades.csv").open() as f:
         scores = {r["student_id"]: (float(r["raw_score"]), float(r["max_score"])) for r in csv.DictReader(f)}
-    assert scores == {"instructor": (full, full), "shortcut": (2.0, full), "saved": (3.0, full)}
+    assert scores == {"instructor": (auto, full), "shortcut": (2.0 + auto_41, full), "saved": (3.0 + auto_41, full)}
     # nbgrader stays lean: every autograded notebook at most 2 MB, with no widget state and no widget views
     autograded = sorted((course_dir / "autograded").glob(f"*/{assignment}/*.ipynb"))
     sizes = {f"{p.parent.parent.name}/{p.name}": p.stat().st_size for p in autograded}
@@ -596,15 +605,32 @@ def submit(course_dir: Path, assignment: str, name: str, student: str, replace: 
 
 
 def test_nbgrader_source_has_a_solution_region_and_a_test_cell_per_exercise():
-    from course.nbgrader_release import source_notebook
+    from course.nbgrader_release import course_student, source_notebook
 
     for path in editions.book_notebooks():
         book = nbformat.read(path, as_version=4)
         src = source_notebook(book, hidden_seed=7)
         meta = [c.metadata.get("nbgrader") for c in src.cells]
-        solutions_ = [c for c, m in zip(src.cells, meta, strict=True) if m and m["solution"]]
-        tests = [c for c, m in zip(src.cells, meta, strict=True) if m and m["grade"]]
+        ids = [m["grade_id"] if m else "" for m in meta]
+        code_ids = [i.startswith(("solution-", "test-4")) for i in ids]  # the code exercises' cells
+        solutions_ = [c for c, m, k in zip(src.cells, meta, code_ids, strict=True) if k and m["solution"]]
+        tests = [c for c, m, k in zip(src.cells, meta, code_ids, strict=True) if k and m["grade"]]
         checked = marks.exercises_checked(book)
+        # each question: a solution cell with the course instance's answer, then a locked test cell worth its points
+        asked = [q for q in QUESTIONS.values() if f'toy.exercises.answer("{q.name}", ...)' in
+                 "\n".join(c.source for c in book.cells)]
+        for q in asked:
+            at = ids.index(f"answer-{q.name}")
+            assert meta[at]["solution"] and "### BEGIN SOLUTION" in src.cells[at].source
+            assert ids[at + 1] == f"test-{q.name}" and meta[at + 1]["locked"] and meta[at + 1]["points"] == q.points
+            value = src.cells[at].source.split("\n")[1].split(" = ", 1)[1]
+            assert toy.exercises.questions.check_answer(q.name, eval(value), course_student(7)).right  # noqa: S307
+        assert ("course-instance" in ids) == bool(asked)
+        assert "123456789" not in course_student(123456789)  # the release shows the name, not the hidden seed
+        written = [c.metadata["toy_written"] for c in book.cells if c.metadata.get("toy_written")]
+        for exercise in written:
+            m = meta[ids.index(f"written-{exercise}")]
+            assert m["grade"] and m["solution"] and m["points"] == sum(c.points for c in RUBRICS[exercise])
         assert len(solutions_) == len(tests) == len(checked), path.name
         for cell, (exercise, function) in zip(tests, checked, strict=True):
             assert cell.metadata["nbgrader"]["locked"] and cell.metadata["nbgrader"]["points"] == 1

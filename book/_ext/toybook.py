@@ -85,6 +85,7 @@ FONTAWESOME_JS = "_static/scripts/fontawesome.js"
 SEARCH_SCRIPTS = ("'_static/searchtools.js'", "'_static/language_data.js'", "'searchindex.js'")
 PLOTLY_JS = "plotly.min.js"
 EXPLORER_JS = "toy/toy-explorer.js"
+ANSWERS_JS = "toy/toy-answers.js"
 LIVE_JS = "toy/toy-live.js"
 THEBE_VERSION = "0.9.3"
 THEBE_DIR = Path(sys.prefix) / "share" / "toybook-thebe" / "package"  # filled by scripts/setup.sh (npm pack)
@@ -342,6 +343,8 @@ def _page_assets(app, pagename, templatename, context, doctree):
             continue
         if not plotly_here and name.endswith((PLOTLY_JS, EXPLORER_JS)):
             continue
+        if name.endswith(ANSWERS_JS) and "toy-answer-spec" not in context.get("body", ""):
+            continue
         if not design_here and name.endswith(DESIGN_JS):
             continue
         if name.endswith(LIVE_JS) and not _has_code_cells(context):
@@ -485,6 +488,11 @@ def _add_explorer_script(app):
     app.add_js_file(EXPLORER_JS, priority=900, loading_method="defer", **{"data-plotly": f"{PLOTLY_JS}?v={checksum}"})
 
 
+def _add_answers_script(app):
+    """The answer boxes' script (toy/exercises/questions.py's page half), on pages with an exercise's questions."""
+    app.add_js_file(ANSWERS_JS, priority=900, loading_method="defer")
+
+
 def _add_live_script(app):
     """The Live code button's script (small; it loads Thebe only when pressed), with its config as data."""
     app.add_js_file(LIVE_JS, priority=950, loading_method="defer", **{"data-toy-live": json.dumps(_live_config(app))})
@@ -612,6 +620,7 @@ def setup(app):
     app.connect("build-finished", _record_inputs, priority=900)
     app.connect("builder-inited", _add_live_script, priority=600)
     app.connect("builder-inited", _add_explorer_script, priority=600)  # after _vendor_static
+    app.connect("builder-inited", _add_answers_script, priority=600)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 

@@ -33,6 +33,7 @@ import numpy as np
 from .. import checks
 from . import section41, section42, section43, section44, section45  # noqa: F401  (each registers its exercises)
 from .forbidden import CallWatch, Rules, code_keys, shown
+from .questions import QUESTIONS, RUBRICS, answer, ask, student  # noqa: F401  (the exercises' questions)
 from .registry import EXERCISES, Case, Exercise
 
 CHECK_KEY = "toy_check"

@@ -3,13 +3,17 @@ the sequence importance weight between a policy and a stale copy of it."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-from .. import offpolicy
+from .. import bootstrap, clipping, critic, offpolicy
 from ..discount import DiscountedReward
+from ..page.explorers import classical
 from ..policy import reference_policy, strip_eos
-from ..rewards import REWARDS
+from ..rewards import REWARDS, reward_table
 from ..vocab import EOS, PROMPTS, VOCAB_SIZE
+from .questions import question, rubric
 from .registry import Case, allow, forbid, random_setting, register
 
 
@@ -80,3 +84,197 @@ allow("4.3-weight-variance", "the two policies' response probabilities", "policy
 
 forbid("4.3-discounted-return", "the discounted return counted by hand", "toy.discount.DiscountedReward")
 forbid("4.3-weight-variance", "Var[w] from the two policies' probabilities", "toy.offpolicy.weight_variance")
+
+
+# -- questions and rubrics (toy.exercises.questions): the exercises without a function to write -------------------
+# A student's setting is drawn on the grid of the explorer it is read from, with the explorer's own constants
+# (toy/page/explorers/classical.py): the discount explorer's γ and β, the bootstrapping explorer's critics, sizes and
+# numbers of targets averaged, the trust-region explorer's ε_high and its rarest and commonest tokens.
+
+_X = 2  # the prompt of the section's explorers (their default argument; tests/test_questions.py checks it)
+_CRITICS = tuple(f.replace("_", " ") for f in classical.CRITIC_FEATURES)  # the bootstrapping explorer's menu names
+_AVERAGED = classical.AVERAGED[1:4]  # the bootstrapping explorer's numbers of targets averaged, but its ends
+_RAREST, _COMMONEST = classical.P_GRID[0], classical.P_GRID[-1]  # the trust-region curve's first and last tokens
+
+
+_REF_EOS = reference_policy(eos=True)  # the discount explorer's π_ref: pretrained, with EOS, at most 4 digits
+_IS_EOS = np.indices((_REF_EOS.n_actions,) * _REF_EOS.length) == EOS  # axis 0: the position in the response
+_DIGITS = np.where(_IS_EOS.any(axis=0), _IS_EOS.argmax(axis=0), _REF_EOS.length)
+"""The number of digits of every response (the position of its first EOS), on the grid of response_probs."""
+
+
+def _preference(s):
+    """π*(y_1)/π*(y_2) over π_ref(y_1)/π_ref(y_2) for two rewarded responses of T_1 and T_2 actions:
+    exp((γ^(T_1−1) − γ^(T_2−1))/β), the discounted rewards of two responses that sum to the target (prompt 2)."""
+    discounted = DiscountedReward("sum_to_target", s["gamma"], _REF_EOS.length)
+    y1, y2 = ((0,) * (t - 2) + (_X,) for t in (s["t1"], s["t2"]))  # T − 1 digits that sum to 2, then EOS
+    return float(np.exp((discounted(_X, y1) - discounted(_X, y2)) / s["beta"]))
+
+
+def _preference_mistakes(s):
+    g, b, t1, t2 = s["gamma"], s["beta"], s["t1"], s["t2"]
+    return [(np.log(_preference(s)), "That is the exponent: the factor is e to that power."),
+            (np.exp((g**t1 - g**t2) / b), "An episode of T actions is discounted by γ^(T−1), not γ^T."),
+            (np.exp((g ** (t1 - 1) - g ** (t2 - 1)) * b), "β divides the reward in π* ∝ π_ref·exp(γ^(T−1) r / β)."),
+            (1 / _preference(s), "That is the preference for the longer response over the shorter one.")]
+
+
+def _draw_preference(rng):
+    t1, t2 = ((2, 3), (2, 4), (3, 4))[int(rng.integers(3))]
+    return {"gamma": float(rng.choice(classical.GAMMAS[:-1])), "beta": float(rng.choice(classical.DISCOUNT_BETAS[1:])),
+            "t1": t1, "t2": t2}
+
+
+question("ex-4-3-discount-a", "ex-4-3-discount",
+         "The result at work: at γ = {gamma:g} and β = {beta:g}, by what factor does the optimum prefer a rewarded "
+         "response of T₁ = {t1} actions to one of T₂ = {t2} actions, on top of π_ref's preference (to two decimals)?",
+         "number", _preference, {"gamma": 0.9, "beta": 0.03, "t1": 2, "t2": 4}, draw=_draw_preference,
+         tolerance=0.01, mistakes=_preference_mistakes)
+
+
+def _length_share(s, optimum=True):
+    """The probability that π* (or π_ref) writes exactly ``digits`` digits, a bar of the discount explorer: π* is
+    π_ref·exp(γ^(T−1) r/β), normalised, over the prompt's whole responses (toy.discount.discounted_optimum's)."""
+    probs = _REF_EOS.response_probs(s["prompt"])
+    if optimum:
+        r = reward_table(DiscountedReward("sum_to_target", s["gamma"], _REF_EOS.length), s["prompt"],
+                         _REF_EOS.length, _REF_EOS.n_actions)
+        probs = probs * np.exp((r - r.max()) / s["beta"])
+    return float(probs[_DIGITS == s["digits"]].sum() / probs.sum())
+
+
+def _length_mistakes(s):
+    return [(_length_share(s, optimum=False), "That is π_ref's bar: the question asks for the optimum's.")]
+
+
+question("ex-4-3-discount-b", "ex-4-3-discount",
+         "Check it in the explorer The discount (sum reward): at γ = {gamma:g}, β = {beta:g} and prompt {prompt}, "
+         "with what probability does the optimum π* write exactly {digits} digit(s)?",
+         "number", _length_share, {"gamma": 0.9, "beta": 0.03, "prompt": 2, "digits": 1},
+         draw=lambda rng: {"gamma": float(rng.choice(classical.GAMMAS)),
+                           "beta": float(rng.choice(classical.DISCOUNT_BETAS)), "prompt": int(rng.choice(PROMPTS)),
+                           "digits": int(rng.integers(0, _REF_EOS.length + 1))},
+         tolerance=0.001, mistakes=_length_mistakes)
+rubric("ex-4-3-discount",
+       ("writes π*(y) ∝ π_ref(y)·exp(γ^(T(y)−1) r(y)/β) and sets r = 1 for two rewarded responses", 1),
+       ("takes the ratio π*(y_1)/π*(y_2): the normaliser cancels, leaving π_ref's ratio times "
+        "exp((γ^(T_1−1) − γ^(T_2−1))/β)", 2),
+       ("shows the exponent is positive for γ < 1 and T_1 < T_2, so the shorter response gains", 1),
+       ("explains the growth as β falls: the same difference in discounted reward is divided by a smaller β, a "
+        "weaker pull toward π_ref", 1),
+       ("checks it in the explorer at β = 0.03: the optimum's share of one-digit responses against π_ref's", 1))
+
+
+@functools.lru_cache(maxsize=64)
+def _target_errors(features: str, n: int) -> tuple[bootstrap.TargetError, bootstrap.TargetError]:
+    """TD(0)'s and the Monte Carlo return's targets for the bootstrapping explorer's critic: ``features``, fitted
+    to the returns of n responses sampled with seed 0 (pretrained π_ref, prompt 2, sum reward)."""
+    policy = reference_policy()
+    ys = policy.sample(_X, n, rng=np.random.default_rng(0))
+    returns = reward_table("sum_to_target", _X, policy.length, policy.n_actions)[tuple(ys.T)]
+    fitted = critic.Critic(policy.length, features).fit_returns(_X, ys, returns)
+    return tuple(bootstrap.target_error(policy, "sum_to_target", _X, fitted, lam) for lam in (0.0, 1.0))
+
+
+def _averaged_errors(s, averaged=None):
+    """[TD(0), Monte Carlo]: bias² + variance / n for n targets averaged per state."""
+    n = averaged or s["averaged"]
+    return [e.bias_sq + e.variance / n for e in _target_errors(s["critic"].replace(" ", "_"), s["n"])]
+
+
+def _averaged_mistakes(s):
+    return [(_averaged_errors(s, 1), "Those are the errors of one target: averaging n targets divides the variance "
+                                     "by n."),
+            (_averaged_errors(s)[::-1], "TD(0) and Monte Carlo are swapped.")]
+
+
+question("ex-4-3-bootstrap-a", "ex-4-3-bootstrap",
+         "In the explorer Bootstrapping (sum reward), with the critic {critic} fitted to {n:,} responses and "
+         "{averaged} targets averaged per state: the error of TD(0)'s averaged target, then the Monte Carlo "
+         "return's (the title's MSEs).",
+         "numbers", _averaged_errors, {"critic": "last token", "n": 32, "averaged": 16},
+         draw=lambda rng: {"critic": str(rng.choice(_CRITICS)), "n": int(rng.choice(classical.BOOT_SIZES)),
+                           "averaged": int(rng.choice(_AVERAGED))},
+         labels=("TD(0)", "Monte Carlo"), tolerance=0.0001, mistakes=_averaged_mistakes)
+
+
+def _fewest(s):
+    """The fewest responses on the slider from which TD(0) beats the Monte Carlo return (with that many responses
+    and with every larger number), or None if it never does."""
+    wins = [np.less(*_averaged_errors({**s, "n": n})) for n in classical.BOOT_SIZES]
+    return next((n for i, n in enumerate(classical.BOOT_SIZES) if all(wins[i:])), None)
+
+
+def _draw_fewest(rng):
+    while True:  # a setting where TD(0) does win, at some size on the slider
+        s = {"critic": str(rng.choice(_CRITICS)), "averaged": int(rng.choice(_AVERAGED))}
+        if _fewest(s) is not None:
+            return s
+
+
+def _fewest_mistakes(s):
+    alone = _fewest({**s, "averaged": 1})
+    return [] if alone is None else [(alone, "That is where TD(0) wins with a single target: this question averages "
+                                             "more.")]
+
+
+question("ex-4-3-bootstrap-b", "ex-4-3-bootstrap",
+         "In the explorer Bootstrapping (sum reward), with the critic {critic} and {averaged} targets averaged per "
+         "state: from how many responses on the slider does TD(0) beat the Monte Carlo return, with that many "
+         "responses and with every larger number?",
+         "number", _fewest, {"critic": "last token", "averaged": 16}, draw=_draw_fewest, tolerance=0.5,
+         mistakes=_fewest_mistakes)
+rubric("ex-4-3-bootstrap",
+       ("names a setting of the explorer where TD(0) beats Monte Carlo with 16 targets averaged (a critic fitted to "
+        "enough responses)", 1),
+       ("splits the averaged errors: TD(0)'s bias² + variance/n against Monte Carlo's variance/n, so the critic's "
+        "squared bias must fall below the difference of the variances divided by n", 2),
+       ("concludes that the critic must be accurate where the policy goes: fitted to enough responses for its number "
+        "of parameters", 1),
+       ("explains why that is hard for a language model: a critic must generalise over astronomically many prefixes "
+        "from a reward that arrives only at the end, while sampling more responses is routine", 2))
+
+
+@functools.lru_cache(maxsize=16)
+def _reach(eps_high: float) -> tuple[float, float]:
+    """(p_new − p_old)/p_old in percent, after one PPO update with advantage +1, for the trust-region explorer's
+    rarest and commonest tokens."""
+    return tuple(100 * (clipping.one_token_reach(p, 1.0, 0.2, eps_high) - p) / p for p in (_RAREST, _COMMONEST))
+
+
+def _growth(s, eps_high=None):
+    return list(_reach(s["eps_high"] if eps_high is None else eps_high))
+
+
+def _unclippable(s):
+    """The old probability above which the clip never binds: a token's ratio cannot pass 1/p."""
+    return 1 / (1 + s["eps_high"])
+
+
+def _draw_eps(rng):
+    return {"eps_high": float(rng.choice(classical.EPS_HIGH))}
+
+
+def _unclippable_mistakes(s):
+    return [(1 - s["eps_high"], "The clip binds at a ratio of 1 + ε_high: how large can the ratio p_new/p_old of a "
+                                "token at p get, when p_new cannot pass 1?"),
+            (s["eps_high"], "That is ε_high itself: the clip binds at a ratio, and the ratio of a token at p is at "
+                            "most 1/p.")]
+
+
+def _growth_mistakes(s):
+    return [([g / 100 for g in _growth(s)], "Give the growth in percent."),
+            (_growth(s, 0.2), "That is PPO's curve (ε = 0.2, dashed): set the slider to the question's ε_high.")]
+
+
+question("ex-4-3-clip-a", "ex-4-3-clip",
+         "In the explorer The trust region, at ε_high = {eps_high:g}: by how many percent can one update with "
+         "advantage +1 raise the probability of the rarest token on the curve (p = 0.001), and of the rightmost one "
+         "(p = 0.95)?",
+         "numbers", _growth, {"eps_high": 0.6}, draw=_draw_eps, labels=("p = 0.001 (%)", "p = 0.95 (%)"),
+         tolerance=0.1, predict=True, mistakes=_growth_mistakes)
+question("ex-4-3-clip-b", "ex-4-3-clip",
+         "At ε_high = {eps_high:g}: above which old probability p can the clip no longer stop a token at all? "
+         "(Three decimals, or a fraction.)",
+         "number", _unclippable, {"eps_high": 0.6}, draw=_draw_eps, tolerance=0.005, predict=True,
+         mistakes=_unclippable_mistakes)

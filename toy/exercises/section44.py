@@ -5,8 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import imitation, sft
+from ..exact import value
+from ..page.explorers import pipeline
 from ..policy import reference_policy
+from ..rewards import sum_to_target
 from ..vocab import PROMPTS, VOCAB_SIZE
+from .questions import question, rubric
 from .registry import Case, allow, forbid, random_setting, register
 
 
@@ -72,3 +76,170 @@ allow("4.4-sft-counts", "the base policy's next-token probabilities", "policy.ne
 forbid("4.4-bc-cost", "J_BC(T) summed step by step", "toy.imitation.behaviour_cloning_cost",
        "toy.imitation.cost_curves")
 forbid("4.4-sft-counts", "SFT's probabilities by counting", "toy.sft.fit_sft")
+
+
+# -- questions and rubrics (toy.exercises.questions): the exercises without a function to write -------------------
+
+# Ex. 4.4-closed-form: J_BC(T) at one (ε, T), from the closed form of part (b).
+_BC_TOL = 0.002
+
+
+def _bc(eps, T):
+    return imitation.behaviour_cloning_cost(eps, T)
+
+
+def _bc_mistakes(s):
+    eps, T = s["eps"], s["T"]
+    q = 1 - eps
+    return [
+        (imitation.quadratic_approximation(eps, T), "That is the approximation εT(T+1)/2, which overshoots once εT is "
+                                                    "no longer small: sum the series exactly."),
+        (T - q / eps, "That drops (1 − ε)^T, which is not negligible at this horizon."),
+        (T - (1 - q**T) / eps, "Your geometric sum starts at t = 0, or lacks its factor 1 − ε: the steps run t = 1..T, "
+                               "so the sum of (1 − ε)^t starts with 1 − ε."),
+        (imitation.dagger_cost(eps, T), "That is DAgger's cost εT: behaviour cloning keeps paying after its first "
+                                        "mistake."),
+    ]
+
+
+question("ex-4-4-closed-form", "ex-4-4-closed-form",
+         "Part (b) at work: a learner that goes wrong with probability ε = {eps} at each step of the expert's path "
+         "and never recovers. What is its expected cost J_BC(T) over T = {T} steps? (Three decimals.)",
+         "number", lambda s: _bc(s["eps"], s["T"]), {"eps": 0.05, "T": 20},
+         draw=lambda rng: {"eps": float(rng.choice([0.01, 0.02, 0.03, 0.05, 0.1, 0.2])),
+                           "T": int(rng.choice([10, 15, 20, 25, 30, 40, 50]))},
+         tolerance=_BC_TOL, mistakes=_bc_mistakes)
+rubric("ex-4-4-closed-form",
+       ("(a) the learner is still on the path at step t only if none of its t independent steps went wrong, "
+        "probability (1 − ε)^t; its cost at step t is 1 exactly when off the path, and by linearity the expected "
+        "total is the sum over t", 2),
+       ("(a) DAgger pays at step t only for a mistake at that step, probability ε whatever happened before: εT", 1),
+       ("(b) sums the geometric series with q = 1 − ε, Σ_{t=1..T} q^t = q(1 − q^T)/(1 − q), and subtracts it from T",
+        2),
+       ("(c) small εT: (1 − ε)^t ≈ 1 − tε gives εT(T+1)/2, so the ratio to DAgger is about (T+1)/2 and grows with "
+        "the horizon", 2),
+       ("(c) (1 − ε)^T negligible: J_BC ≈ T − (1 − ε)/ε, so the ratio approaches 1/ε from below and grows no "
+        "further (no learner pays more than once per step)", 2))
+
+# Ex. 4.4-predict: pairs (ε, T) on the explorer's grids, one in each regime of part (c). Small εT: εT ≤ 0.2, with
+# (T + 1)/2 off by more than the title's last digit (εT² ≥ 0.6); negligible (1 − ε)^T: below 1e-3, ε ≤ 0.2.
+_SMALL_ET = [(e, T) for e in pipeline.EPSILONS for T in pipeline.HORIZONS if T >= 10 and e * T <= 0.2
+             and e * T * T >= 0.6]
+_LARGE_ET = [(e, T) for e in pipeline.EPSILONS for T in pipeline.HORIZONS if e <= 0.2 and (1 - e) ** T < 1e-3]
+_RATIO_TOL = 0.05
+"""The explorer's title prints the ratio to one decimal."""
+
+
+def _ratio(eps, T):
+    """J_BC(T) / J_DAgger(T), as the explorer's title prints it."""
+    return imitation.behaviour_cloning_cost(eps, T) / imitation.dagger_cost(eps, T)
+
+
+def _two_ratios(s):
+    return [_ratio(s["eps_small"], s["T_small"]), _ratio(s["eps_big"], s["T_big"])]
+
+
+def _draw_regimes(rng):
+    (e1, T1), (e2, T2) = (pair[int(rng.integers(len(pair)))] for pair in (_SMALL_ET, _LARGE_ET))
+    return {"eps_small": e1, "T_small": int(T1), "eps_big": e2, "T_big": int(T2)}
+
+
+def _regime_mistakes(s):
+    right = _two_ratios(s)
+    e1, T1, e2, T2 = s["eps_small"], s["T_small"], s["eps_big"], s["T_big"]
+    approx = [(T1 + 1) / 2, (T2 - (1 - e2) / e2) / (e2 * T2)]
+    return [
+        (approx, "Those are part (c)'s approximations: now set the sliders and read the exact ratio off the title."),
+        ([right[0], 1 / e2], "The second ratio is the ceiling 1/ε, which the ratio only approaches from below."),
+        ([1 / r for r in right], "Upside down: the title gives behaviour cloning's cost over DAgger's."),
+        ([_bc(e1, T1), _bc(e2, T2)], "Those are behaviour cloning's costs: the question asks for their ratio to "
+                                     "DAgger's."),
+    ]
+
+
+question("ex-4-4-predict", "ex-4-4-predict",
+         "In the explorer “Compounding errors: behaviour cloning against DAgger”, the title gives the ratio "
+         "J_BC(T)/J_DAgger(T) of the two costs, to one decimal. Predict it with part (c) of the previous exercise, "
+         "then set the two sliders and check: first at ε = {eps_small} and T = {T_small}, then at ε = {eps_big} and "
+         "T = {T_big}.",
+         "numbers", _two_ratios, {"eps_small": 0.001, "T_small": 40, "eps_big": 0.1, "T_big": 320},
+         draw=_draw_regimes, labels=("ratio at small εT", "ratio at large εT"), tolerance=_RATIO_TOL, predict=True,
+         mistakes=_regime_mistakes)
+
+
+# Ex. 4.4-sft-empirical: a few demonstrations written out, some repeated, and the α = 0 SFT policy fitted to them.
+_SFT_TOL = 0.005
+_SFT_DEMOS = {"prompt": 2, "response": (1, 2, 3, 1),
+              "demos": ((1, 2, 3, 1), (0, 4, 4, 0), (1, 2, 3, 1), (3, 0, 4, 1), (1, 2, 3, 1), (1, 4, 2, 0))}
+_SFT_PROMPT = ("SFT with α = 0 (pure maximum likelihood) is fitted to these demonstrations for prompt {prompt}: "
+               "{demos}. ")
+
+
+def _sft_pure(s):
+    demos = {s["prompt"]: np.array(s["demos"], dtype=int)}
+    return sft.fit_sft(demos, reference_policy(), prior_strength=0.0)
+
+
+def _response_prob(s):
+    return float(_sft_pure(s).response_probs(s["prompt"])[tuple(s["response"])])
+
+
+def _sft_reward(s):
+    return value(_sft_pure(s), "sum_to_target", s["prompt"])
+
+
+def _draw_demos(rng):
+    """3 or 4 distinct responses, each demonstrated 1 to 3 times, in a shuffled order, at least one of them right and
+    one wrong under the sum-to-target reward; y: the most repeated."""
+    prompt, k = int(rng.choice(PROMPTS)), int(rng.integers(3, 5))
+    while True:
+        distinct = set()
+        while len(distinct) < k:
+            distinct.add(tuple(int(a) for a in rng.integers(0, VOCAB_SIZE, size=4)))
+        if len({sum_to_target(prompt, y) for y in distinct}) == 2:
+            break
+    distinct = sorted(distinct)
+    counts = rng.integers(1, 4, size=len(distinct))
+    demos = [y for y, c in zip(distinct, counts, strict=True) for _ in range(int(c))]
+    order = rng.permutation(len(demos))
+    return {"prompt": prompt, "demos": tuple(demos[i] for i in order),
+            "response": distinct[int(np.argmax(counts))]}
+
+
+def _probability_mistakes(s):
+    demos, y = np.array(s["demos"]), s["response"]
+    per_position = float(np.prod([(demos[:, t] == a).mean() for t, a in enumerate(y)]))
+    return [
+        (per_position, "That multiplies how often each token stands at its position among all the demonstrations: "
+                       "N(s·a)/N(s) counts only those that begin with the prefix s."),
+        (1 / len(demos), "N(y) counts every demonstration equal to y, not just one."),
+    ]
+
+
+def _reward_mistakes(s):
+    distinct = set(s["demos"])
+    return [
+        (float(np.mean([sum_to_target(s["prompt"], y) for y in distinct])),
+         "You counted each distinct response once: a response demonstrated twice has twice the probability."),
+        (1 - _sft_reward(s), "That is the share of wrong demonstrations."),
+    ]
+
+
+question("ex-4-4-sft-empirical-a", "ex-4-4-sft-empirical",
+         _SFT_PROMPT + "What probability π_SFT(y | x) does it give the response y = {response}? (Three "
+         "decimals, or a fraction.)",
+         "number", _response_prob, _SFT_DEMOS, draw=_draw_demos, tolerance=_SFT_TOL, mistakes=_probability_mistakes)
+question("ex-4-4-sft-empirical-b", "ex-4-4-sft-empirical",
+         _SFT_PROMPT + "What is its expected reward E[r] on this prompt under the sum-to-target reward (1 when the "
+         "tokens sum to the prompt's digit mod 5, else 0)? (Three decimals, or a fraction.)",
+         "number", _sft_reward, _SFT_DEMOS, draw=_draw_demos, tolerance=_SFT_TOL, mistakes=_reward_mistakes)
+rubric("ex-4-4-sft-empirical",
+       ("(a) writes π(y | x) as the product over t of the count ratios N(y_≤t)/N(y_<t)", 1),
+       ("(a) shows the product telescopes to N(y)/N(∅) = N(y)/n, since every demonstration begins with the empty "
+        "prefix", 2),
+       ("(a) treats a response no demonstration equals: the first prefix no demonstration begins with has count 0, "
+        "so the product is 0 = N(y)/n", 1),
+       ("(b) E[r] = Σ_y (N(y)/n) r(x, y) = (1/n) Σ_i r(x, y_i), the mean reward of the demonstrations, whatever the "
+        "reward", 2),
+       ("(c) the demonstrations are the expert's samples, so their fraction of correct ones has expectation ρ; more "
+        "of them only shrink its scatter, and doing better needs feedback on responses the expert did not write", 2))

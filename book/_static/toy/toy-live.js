@@ -147,8 +147,12 @@
   }
 
   function noteNewExplorers(built) {
-    // An explorer that a cell printed in Live code gets a note saying which view it is and why.
+    // An explorer that a cell printed in Live code gets a note saying which view it is and why; an answer box that a
+    // cell printed is built (toy-answers.js).
     new MutationObserver(() => {
+      if (window.toyAnswers && document.querySelector("[data-output] .toy-answer:not([data-ready])")) {
+        window.toyAnswers.buildAll();
+      }
       document.querySelectorAll("[data-output] .toy-explorer").forEach((ex) => {
         if (built.has(ex) || ex.previousElementSibling?.classList.contains("toy-live-note")) return;
         const p = document.createElement("p");

@@ -1,0 +1,103 @@
+"""Every answer box on every chapter page, used as a reader would, in headless Chromium with no kernel.
+
+Each box's spec in the page is toy's own for the book's setting; typing the right answer (as a reader types it)
+and pressing Enter says right; a listed mistake gets its hint and a near miss is wrong, with the wrong field
+marked; a prediction is recorded, then revealed with how far off it was; answers survive a reload; nothing logs
+an error.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from toy.exercises import questions as Q
+
+pytestmark = pytest.mark.slow
+
+
+def typed(v: float) -> str:
+    return repr(round(v, 10))
+
+
+def fill(box, spec: dict, values: list) -> None:
+    if spec["kind"] in ("number", "numbers"):
+        inputs = box.locator("input[type=text]")
+        for i, v in enumerate(values):
+            inputs.nth(i).fill(typed(v))
+    elif spec["kind"] == "choice":
+        box.locator("input[type=radio]").nth(values[0]).check()
+    else:
+        selects = box.locator("select")
+        for rank, option in enumerate(values):
+            selects.nth(rank).select_option(str(option))
+
+
+def submit(box) -> str:
+    box.locator("button.toy-answer-button").click()
+    return box.locator(".toy-answer-feedback").inner_text()
+
+
+def test_answer_boxes_check_answers_offline(bt, browser, site_url, chapter_doc):
+    page, log = bt.open_book_page(browser, bt.page_url(site_url, chapter_doc))
+    try:
+        specs = page.evaluate("() => [...document.querySelectorAll('.toy-answer')].map(b => "
+                              "JSON.parse(b.querySelector('script.toy-answer-spec').textContent))")
+        if not specs:
+            assert chapter_doc.endswith("/index"), f"{chapter_doc} shows no answer box"  # the chapter's opening page
+            return
+        boxes = page.locator(".toy-answer")
+        assert boxes.count() == len(specs)
+        for i, spec in enumerate(specs):
+            assert spec == json.loads(json.dumps(Q.QUESTIONS[spec["name"]].spec())), spec["name"]
+            box = boxes.nth(i)
+            box.scroll_into_view_if_needed()
+            right = spec["answer"]
+            if spec["predict"]:
+                fill(box, spec, right)
+                said = submit(box)
+                assert said.startswith("✓ Your prediction was right"), (spec["name"], said)
+                assert submit(box) == ""  # "Predict again" clears
+                if spec["kind"] in ("number", "numbers"):
+                    wrong = [v + 10 * spec["tolerance"] for v in right]
+                elif spec["kind"] == "choice":
+                    wrong = [(right[0] + 1) % len(spec["options"])]
+                else:
+                    wrong = right[::-1]
+                fill(box, spec, wrong)
+                said = submit(box)
+                assert said.startswith("✗") and ("off by" in said or "It is" in said), said
+                continue
+            if spec["kind"] in ("number", "numbers"):
+                near = list(right)
+                near[0] += 5 * spec["tolerance"]
+                fill(box, spec, near)
+                said = submit(box)
+                assert said.startswith("✗") and said == "✗ " + Q.judge(spec, near).hint, said
+                field = box.locator("input[type=text]").first
+                assert field.get_attribute("aria-invalid") == "true"
+                box.locator("input[type=text]").first.fill("not a number")
+                assert "is not a number" in submit(box)
+            for m in spec["mistakes"]:
+                fill(box, spec, m["value"])
+                assert submit(box) == "✗ " + m["hint"], spec["name"]
+            fill(box, spec, right)
+            if spec["kind"] in ("number", "numbers"):
+                box.locator("input[type=text]").last.press("Enter")
+                page.wait_for_timeout(50)
+                said = box.locator(".toy-answer-feedback").inner_text()
+            else:
+                said = submit(box)
+            assert said == "✓ Right.", (spec["name"], said)
+        page.reload(wait_until="load")
+        bt.settle(page)
+        kept = page.evaluate("() => [...document.querySelectorAll('.toy-answer-feedback')].map(f => f.textContent)")
+        for spec, said in zip(specs, kept, strict=True):
+            if spec["predict"]:
+                assert "you predicted" in said or "It is" in said, (spec["name"], said)
+            else:
+                assert said.startswith("✓ Right. (your answer from an earlier visit)"), (spec["name"], said)
+        assert not log.page_errors and not log.console_errors, (log.page_errors, log.console_errors)
+    finally:
+        bt.close(page)

@@ -1,0 +1,287 @@
+"""The exercises' questions (toy.exercises.questions): one declaration, three views that judge alike.
+
+Every question's answer is computed by toy at the book's setting and at students' instances; the right answer is
+right, each listed mistake gets its own hint, a near miss is wrong; the page script (book/_static/toy/toy-answers.js,
+run by Node) judges every one of those answers exactly as Python does; the static view shows only the book's
+setting; bad input gets words, not a traceback. Section 4.1's answers are checked against brute force.
+"""
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import toy
+from tests import brute
+from toy.exercises import questions as Q
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "book" / "_static" / "toy" / "toy-answers.js"
+NAMES = [f"student-{i}" for i in range(8)] + ["Ada Lovelace", "李雷"]
+node = pytest.mark.skipif(shutil.which("node") is None, reason="Node.js runs the page script")
+
+
+def answers_to_try(spec: dict, rng: np.random.Generator) -> list[list]:
+    """The right answer, each mistake, near misses on every field, and a few random answers, normalised."""
+    right = spec["answer"]
+    tries = [list(right)] + [list(m["value"]) for m in spec["mistakes"]]
+    if spec["kind"] in ("number", "numbers"):
+        for i in range(len(right)):
+            for step in (3, -3, 0.5, -0.5):
+                near = list(right)
+                near[i] += step * spec["tolerance"]
+                tries.append(near)
+        tries += [list(right + rng.normal(0, 0.3, len(right))) for _ in range(3)]
+    elif spec["kind"] == "choice":
+        tries += [[i] for i in range(len(spec["options"]))]
+    else:
+        tries += [list(rng.permutation(len(spec["options"])).tolist()) for _ in range(4)]
+    return tries
+
+
+def all_specs():
+    specs = []
+    for q in Q.QUESTIONS.values():
+        specs.append(q.spec())
+        specs += [q.spec(q.instance(name)) for name in NAMES[:3]]
+    return specs
+
+
+@pytest.mark.parametrize("name", sorted(Q.QUESTIONS))
+def test_every_question_judges_its_own_answers(name):
+    q = Q.QUESTIONS[name]
+    rng = np.random.default_rng(0)
+    for student in [None, *NAMES]:
+        spec = q.spec(q.instance(student))
+        assert spec["prompt"] and "{" not in spec["prompt"], spec["prompt"]
+        if spec["kind"] in ("number", "numbers"):
+            assert all(np.isfinite(spec["answer"]))
+        right = Q.as_value(q, spec["answer"])
+        assert Q.check_answer(name, right, student).status == "right"
+        for m in spec["mistakes"]:
+            verdict = Q.judge(spec, m["value"])
+            assert not verdict.right and verdict.hint == m["hint"]
+        if spec["kind"] in ("number", "numbers"):
+            near = list(spec["answer"])
+            near[-1] += 3 * spec["tolerance"]
+            verdict = Q.judge(spec, near)
+            assert not verdict.right and verdict.fields[-1] is False
+        for given in answers_to_try(spec, rng):
+            verdict = Q.judge(spec, given)
+            assert verdict.right == (given == spec["answer"] if spec["kind"] in ("choice", "order") else
+                                     all(abs(g - r) <= spec["tolerance"] + 1e-12
+                                         for g, r in zip(given, spec["answer"], strict=True)))
+            assert verdict.right or verdict.hint
+
+
+def test_instances_differ_between_students_and_stay_put():
+    drawn = [q for q in Q.QUESTIONS.values() if q.draw is not None]
+    assert drawn, "no question draws students' instances"
+    for q in drawn:
+        answers = {json.dumps(q.spec(q.instance(n))["answer"]) for n in NAMES}
+        assert len(answers) >= 2, f"{q.name}: every student gets the same answer"
+        assert q.instance("Ada Lovelace") == q.instance("Ada Lovelace")
+
+
+@node
+def test_the_page_script_judges_as_python_does():
+    rng = np.random.default_rng(1)
+    cases = [(spec, given) for spec in all_specs() for given in answers_to_try(spec, rng)]
+    program = (f"const a = require({json.dumps(str(SCRIPT))});"
+               "const cases = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+               "process.stdout.write(JSON.stringify(cases.map(([s, g]) => a.judge(s, g))));")
+    out = subprocess.run(["node", "-e", program], input=json.dumps(cases), capture_output=True, text=True,
+                         check=True).stdout
+    for (spec, given), js in zip(cases, json.loads(out), strict=True):
+        py = Q.judge(spec, given)
+        assert (js["right"], js["fields"], js["hint"]) == (py.right, py.fields, py.hint), (spec["name"], given)
+
+
+@node
+def test_the_page_script_reads_numbers_as_readers_type_them():
+    typed = ["0.16", " -0.2 ", "\u22120.2", "4/25", "16 %", "1e-3", ".5", "1,000", "abc", "", "1/0", "0.1.2", "--1"]
+    program = (f"const a = require({json.dumps(str(SCRIPT))});"
+               f"process.stdout.write(JSON.stringify({json.dumps(typed)}.map(a.parseNumber)));")
+    out = json.loads(subprocess.run(["node", "-e", program], capture_output=True, text=True, check=True).stdout)
+    assert out == [0.16, -0.2, -0.2, 0.16, None, 0.001, 0.5, 1000, None, None, None, None, None]  # "16 %": ambiguous
+
+
+def test_the_static_view_holds_the_books_setting_only(monkeypatch):
+    monkeypatch.setenv(Q.VIEW_ENV, "static")
+    monkeypatch.setenv(Q.STUDENT_ENV, "student-0")  # a student's name never reaches the page
+    for exercise in sorted({q.exercise for q in Q.QUESTIONS.values()}):
+        html = Q.ask(exercise)._repr_mimebundle_()["text/html"]
+        specs = [json.loads(m.replace("<\\/", "</")) for m in re.findall(
+            r'<script type="application/json" class="toy-answer-spec">(.*?)</script>', html)]
+        assert specs == [json.loads(json.dumps(q.spec())) for q in Q.questions_of(exercise)]
+    monkeypatch.setenv(Q.VIEW_ENV, "live")
+    text = Q.ask("ex-4-1-telescope")._repr_mimebundle_()["text/plain"]
+    assert "your instance, student-0" in text
+
+
+def test_the_notebook_check_says_what_is_wrong():
+    assert Q.check_answer("ex-4-1-predict", ...).status == "not answered"
+    for bad in ([1, 2], "many", [0.1] * 7 + [float("nan")], [0.1] * 7 + [True], None):
+        result = Q.check_answer("ex-4-1-predict", bad)
+        assert result.status == "malformed" and "expected" in result.message, bad
+    with pytest.raises(ValueError, match="question must be one of"):
+        Q.answer("ex-9-9-nothing", 1)
+    with pytest.raises(ValueError, match="exercise must be an exercise with questions"):
+        Q.ask("ex-9-9-nothing")
+    bundle, meta = Q.check_answer("ex-4-1-telescope", 0.5)._repr_mimebundle_()
+    assert meta[Q.ANSWER_KEY]["given"] == [0.5] and "text/plain" in bundle
+
+
+def test_bad_declarations_are_refused():
+    ok = dict(answer=lambda s: 1.0, setting={})
+    with pytest.raises(ValueError, match="question kind"):
+        Q.question("ex-9-9-x", "ex-9-9-x", "p", "essay", **ok)
+    with pytest.raises(ValueError, match="labels each"):
+        Q.question("ex-9-9-x", "ex-9-9-x", "p", "numbers", **ok)
+    with pytest.raises(ValueError, match="at least two options"):
+        Q.question("ex-9-9-x", "ex-9-9-x", "p", "choice", **ok, options=("only",))
+    with pytest.raises(ValueError, match="exercise must be a label"):
+        Q.question("x", "4.1", "p", "number", **ok)
+    broken = Q.question("ex-9-9-x", "ex-9-9-x", "p", "number", answer=lambda s: float("nan"), setting={})
+    try:
+        with pytest.raises(ValueError, match="toy's own answer is malformed"):
+            broken.spec()
+    finally:
+        del Q.QUESTIONS["ex-9-9-x"]
+    with pytest.raises(ValueError, match="at least one"):
+        Q.rubric("ex-9-9-x")
+    assert "ex-9-9-x" not in Q.QUESTIONS and "ex-9-9-x" not in Q.RUBRICS
+
+
+def test_every_exercise_in_the_book_is_checked_asked_or_marked_by_rubric():
+    """Each of the chapter's 30 exercises is followed, before the next one, by a code check or its questions."""
+    import nbformat
+
+    from course import editions
+
+    seen, unchecked = [], []
+    for path in editions.book_notebooks():
+        label = None
+        for cell in nbformat.read(path, as_version=4).cells:
+            found = re.search(r":label: (ex-[\w-]+)", cell.source) if "{exercise}" in cell.source else None
+            if found:
+                if label:
+                    unchecked.append(label)
+                label = found.group(1)
+                seen.append(label)
+            elif label and cell.cell_type == "code" and re.search(r"toy\.exercises\.(check|ask)\(", cell.source):
+                label = None
+        if label:
+            unchecked.append(label)
+    assert len(seen) == 30 and not unchecked, unchecked
+    asked = {q.exercise for q in Q.QUESTIONS.values()} | set(Q.RUBRICS)
+    assert asked <= set(seen)
+
+
+# -- section 4.1's answers, against brute force ----------------------------------------------------------------
+
+def test_41_telescope_is_the_reward_minus_the_value_by_brute_force():
+    q = Q.QUESTIONS["ex-4-1-telescope"]
+    for student in [None, *NAMES]:
+        s = q.instance(student)
+        policy = toy.reference_policy(s["preset"], s["temperature"])
+        reward = toy.get_reward(s["reward"])
+        want = reward(2, tuple(s["response"])) - brute.value(policy, reward, 2)
+        assert q.spec(s)["answer"] == [pytest.approx(want, abs=1e-9)]
+
+
+def test_41_predict_under_a_uniform_prior_is_all_on_the_last_token():
+    q = Q.QUESTIONS["ex-4-1-predict"]
+    p = 1 / 5  # a uniform last token repairs any prefix with probability 1/5
+    assert q.spec()["answer"] == pytest.approx([0, 0, 0, p * (1 - p), p * (1 - p), p * (1 - p), p * (1 - p), 0])
+    policy = toy.reference_policy("uniform", 1.0)
+    for reward_name in sorted({q.instance(student)["reward"] for student in NAMES}):
+        reward = toy.get_reward(reward_name)
+        prefixes = [y[:t] for y in np.ndindex(5, 5, 5, 5) for t in range(5)]
+        V = {p: brute.value(policy, reward, 2, p) for p in set(prefixes)}  # each prefix once, by enumeration
+        signal = [np.mean([(V[y[:t + 1]] - V[y[:t]]) ** 2 for y in np.ndindex(5, 5, 5, 5)]) for t in range(4)]
+        setting = {"preset": "uniform", "temperature": 1.0, "reward": reward_name}
+        assert q.spec(setting)["answer"][:4] == pytest.approx(signal, abs=1e-9)
+        assert q.spec(setting)["answer"][4:] == pytest.approx([sum(signal) - x for x in signal], abs=1e-9)
+
+
+# -- students' settings lie on the explorers' grids ----------------------------------------------------------------
+
+class _Label(str):
+    """A setting that holds a control's label (the text its menu shows), not its value."""
+
+
+ON_EXPLORERS = {  # question: (explorer in toy.page.explorers.ALL, setting → [(control, value or _Label)])
+    "ex-4-1-telescope": ("credit_assignment", lambda s: [
+        ("preset", s["preset"]), ("temperature", s["temperature"]), ("reward", s["reward"]),
+        *((f"y{t}", a) for t, a in enumerate(s["response"]))]),
+    "ex-4-1-predict": ("credit_assignment", lambda s: [
+        ("preset", s["preset"]), ("temperature", s["temperature"]), ("reward", s["reward"])]),
+    "ex-4-2-resets": ("resets", lambda s: [
+        ("prefix", s["prefix"]), ("prefix", _Label(s["state"])), ("temperature", s["temperature"])]),
+    **{f"ex-4-2-prior-{part}": ("prior", lambda s: [
+        ("preset", "pretrained"), ("reward", "sum_to_target"), ("prompt", s["first"]), ("prompt", s["second"])])
+       for part in "abc"},
+    "ex-4-2-goodhart-a": ("goodhart", lambda s: [
+        ("comparisons", s["fewer"]), ("comparisons", s["more"]), ("dataset", _Label(str(s["set"]))),
+        ("features", "tabular"), ("features", "additive"), ("beta", 0.01)]),
+    "ex-4-2-drift": ("drift", lambda s: [("prompt", s["prompt"]), ("reward", _Label(s["reward"]))]),
+    "ex-4-2-optimum": ("drift", lambda s: [
+        ("prompt", s["prompt"]), ("reward", _Label(s["reward"])), ("beta", s["beta"])]),
+    "ex-4-3-discount-a": ("discount", lambda s: [("gamma", s["gamma"]), ("beta", s["beta"])]),
+    "ex-4-3-discount-b": ("discount", lambda s: [
+        ("gamma", s["gamma"]), ("beta", s["beta"]), ("prompt", s["prompt"]), ("reward", "sum_to_target")]),
+    "ex-4-3-bootstrap-a": ("bootstrapping", lambda s: [
+        ("features", _Label(s["critic"])), ("n", s["n"]), ("averaged", s["averaged"])]),
+    "ex-4-3-bootstrap-b": ("bootstrapping", lambda s: [("features", _Label(s["critic"])), ("averaged", s["averaged"])]),
+    "ex-4-3-clip-a": ("clipping", lambda s: [("eps_high", s["eps_high"])]),
+    "ex-4-3-clip-b": ("clipping", lambda s: [("eps_high", s["eps_high"])]),
+    "ex-4-4-predict": ("compounding_errors", lambda s: [
+        ("eps", s["eps_small"]), ("T", s["T_small"]), ("eps", s["eps_big"]), ("T", s["T_big"])]),
+    "ex-4-5-predict-a": ("group_advantages", lambda s: [
+        ("method", "grpo"), ("reward", s["reward"]), ("group", s["group"]), ("n", s["n1"]), ("n", s["n2"])]),
+    "ex-4-5-predict-b": ("group_advantages", lambda s: [
+        ("method", "grpo"), ("reward", s["reward"]), ("group", s["group"]), ("n", 2)]),
+    "ex-4-5-lambda-c": ("value_estimates", lambda s: [
+        ("reward", s["reward"]), ("features", s["features"]), ("n_data", s["n_data"]), ("lam", s["lam"])]),
+}
+
+
+def test_students_settings_are_values_the_explorers_offer():
+    """A question read off an explorer draws each student's setting among the values its controls offer (the
+    explorer's own constants, imported by toy.exercises), and the prompt its questions assume is the explorer's."""
+    import inspect
+
+    from toy.exercises import section41, section42, section43
+    from toy.page.explorers import ALL
+
+    drawn = {name for name, q in Q.QUESTIONS.items()
+             if q.draw is not None and any(word in q.prompt for word in ("explorer", "Figure"))}
+    assert drawn <= set(ON_EXPLORERS), sorted(drawn - set(ON_EXPLORERS))
+    explorers = {}
+    for name, (key, controls_of) in ON_EXPLORERS.items():
+        q = Q.QUESTIONS[name]
+        assert q.draw is not None, name
+        if key not in explorers:
+            explorers[key] = ALL[key]()
+        explorer = explorers[key]
+        control = {c.name: c for c in explorer.controls}
+        for student in [None, *(f"student-{i}" for i in range(20))]:
+            for c, v in controls_of(q.instance(student)):
+                if isinstance(v, _Label):
+                    assert v in control[c].labels, (name, student, c, v, control[c].labels)
+                    v = control[c].values[control[c].labels.index(v)]
+                control[c].index(v)  # one of the control's values, else a ValueError naming them
+                explorer.state(**{c: v})
+    prefix = next(c for c in explorers["resets"].controls if c.name == "prefix")
+    for student in [None, *(f"student-{i}" for i in range(20))]:
+        s = Q.QUESTIONS["ex-4-2-resets"].instance(student)
+        assert prefix.label_of(s["prefix"]) == s["state"], s
+    for module, keys in ((section41, ["credit_assignment"]), (section42, ["resets", "goodhart"]),
+                         (section43, ["bootstrapping"])):
+        for key in keys:
+            assert inspect.signature(ALL[key]).parameters["prompt"].default == module._X, key

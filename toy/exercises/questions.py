@@ -1,0 +1,416 @@
+"""Questions: the part of an exercise that has one right answer but no function to write.
+
+A question is declared once, in its section's module, with ``question(...)``. Its answer is computed by ``toy`` at
+a *setting* (a dict such as ``{"eps": 0.001, "T": 40}``): the book's own setting, or a student's instance drawn
+from the student's name (``draw``), so that reading the page's source gives away the book's answer only. An answer
+is one of four kinds:
+
+* ``number``: one number, right within ``tolerance`` (absolute);
+* ``numbers``: several numbers (the four bars of a prediction), one per label, each within ``tolerance``;
+* ``choice``: one of ``options`` (a sign is a choice among "negative", "zero", "positive");
+* ``order``: every option, in order.
+
+``mistakes(setting)`` lists wrong answers worth a word of their own (a population standard deviation where the
+sample's is meant, ...) with the hint to give. What only a person can mark (a proof) gets a ``rubric``: criteria
+with points, written from the worked solution.
+
+From one declaration come three views, all judged by ``judge`` on the question's ``spec`` (plain JSON):
+
+* in the built page, an answer box (``ask``'s static view) that the page script ``book/_static/toy/toy-answers.js``
+  judges with the same rules, offline, keeping the reader's answers in the browser;
+* in a notebook, ``answer(name, value)``, which checks the reader's answer for their own instance (``student``);
+* in the course grader (``course``), which reads each ``answer`` call of a submission and judges it against the
+  student's instance.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import os
+import re
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from html import escape
+
+import numpy as np
+
+from .. import checks
+
+KINDS = ("number", "numbers", "choice", "order")
+ANSWER_KEY = "toy_answer"
+"""Output metadata key of an ``answer`` call's record (read by the course grader)."""
+STUDENT_ENV = "TOY_STUDENT"
+VIEW_ENV = "TOY_EXPLORER_VIEW"  # the same switch as the explorers': static in the built book, live in a kernel
+_ID = re.compile(r"ex-\d-\d-[a-z0-9-]+")
+DRAWS = 50
+"""How many draws a student's instance may take to differ from the book's setting (which the page shows)."""
+SHOWN_AS_IN_MENUS = ("reward", "features")
+"""Settings whose values a prompt shows as the explorers' menus do: "sum to target", not "sum_to_target"."""
+
+
+def _json(setting: dict) -> str:
+    return json.dumps({k: _plain(v) for k, v in setting.items()}, sort_keys=True, default=str)
+
+
+@dataclass(frozen=True)
+class Question:
+    """One checkable question. ``prompt`` is plain text with ``{name}`` fields filled from the setting."""
+
+    name: str
+    exercise: str
+    prompt: str
+    kind: str
+    answer: Callable[[dict], object]
+    setting: dict
+    draw: Callable[[np.random.Generator], dict] | None = None
+    tolerance: float = 0.005
+    labels: tuple[str, ...] = ()
+    options: tuple[str, ...] = ()
+    option_hints: dict = field(default_factory=dict)
+    mistakes: Callable[[dict], list] | None = None
+    predict: bool = False
+    points: int = 1
+
+    def instance(self, student: str | None = None) -> dict:
+        """The setting of ``student``'s instance (drawn from the name), or the book's when ``student`` is None."""
+        if student is None or self.draw is None:
+            return dict(self.setting)
+        # seeded by the exercise, so that an exercise's questions drawn alike share one instance; never the book's
+        rng = np.random.default_rng([zlib.crc32(student.strip().encode()), zlib.crc32(self.exercise.encode())])
+        for _ in range(DRAWS):
+            drawn = dict(self.draw(rng))
+            if _json(drawn) != _json(self.setting):
+                return drawn
+        raise ValueError(f"question {self.name}: {DRAWS} draws in a row gave the book's own setting")
+
+    def prompt_at(self, setting: dict) -> str:
+        """The prompt with the setting filled in, values shown as the explorers' menus show them."""
+        return self.prompt.format(**{k: v.replace("_", " ") if k in SHOWN_AS_IN_MENUS and isinstance(v, str) else v
+                                     for k, v in setting.items()})
+
+    def spec(self, setting: dict | None = None) -> dict:
+        """Everything a view needs to ask and judge the question at ``setting`` (the book's by default), as JSON."""
+        setting = dict(self.setting if setting is None else setting)
+        right = _normalise(self, self.answer(setting))
+        if isinstance(right, str):
+            raise ValueError(f"question {self.name}: toy's own answer is malformed: {right}")
+        if self.kind in ("number", "numbers"):
+            right = _clean(right)
+        said = []
+        for wrong, hint in (self.mistakes(setting) if self.mistakes else []):
+            wrong = _normalise(self, wrong)
+            if isinstance(wrong, str):
+                raise ValueError(f"question {self.name}: a listed mistake is malformed: {wrong}")
+            if self.kind in ("number", "numbers"):
+                wrong = _clean(wrong)
+            # a mistake that coincides, at this setting, with the answer says nothing; with an earlier mistake, the
+            # reader may have made either, so the hint names both
+            if self._same(wrong, right):
+                continue
+            earlier = next((m for m in said if self._same(wrong, m["value"])), None)
+            if earlier is None:
+                said.append({"value": wrong, "hint": hint})
+            elif hint not in earlier["hint"]:
+                earlier["hint"] += f" Or: {hint[:1].lower()}{hint[1:]}"
+        return {
+            "name": self.name, "exercise": self.exercise, "kind": self.kind,
+            "prompt": self.prompt_at(setting),
+            "setting": {k: _plain(v) for k, v in setting.items()},
+            "labels": list(self.labels), "options": list(self.options),
+            "option_hints": {str(k): v for k, v in self.option_hints.items()},
+            "tolerance": self.tolerance, "answer": right, "mistakes": said, "predict": self.predict,
+            "points": self.points,
+        }
+
+
+    def _same(self, a: list, b: list) -> bool:
+        if self.kind in ("choice", "order"):
+            return a == b
+        return all(abs(x - y) <= self.tolerance + 1e-12 for x, y in zip(a, b, strict=True))
+
+
+@dataclass(frozen=True)
+class Criterion:
+    text: str
+    points: int
+
+
+QUESTIONS: dict[str, Question] = {}
+RUBRICS: dict[str, tuple[Criterion, ...]] = {}
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def question(name: str, exercise: str, prompt: str, kind: str, answer: Callable, setting: dict, *,
+             draw: Callable | None = None, tolerance: float = 0.005, labels=(), options=(), option_hints=None,
+             mistakes: Callable | None = None, predict: bool = False, points: int = 1) -> Question:
+    """Declare a question (see the module docstring)."""
+    name, exercise = checks.text("name", name), checks.text("exercise", exercise)
+    if not _ID.fullmatch(exercise) or not name.startswith(exercise):
+        raise ValueError(f"question {name!r}: the exercise must be a label such as 'ex-4-1-predict' that starts the "
+                         f"question's name, got {exercise!r}")
+    checks.choose("question kind", kind, {k: k for k in KINDS})
+    if not callable(answer) or (draw is not None and not callable(draw)):
+        raise checks.fail("answer and draw", "functions", (answer, draw))
+    labels, options = tuple(labels), tuple(options)
+    if kind == "numbers" and len(labels) < 2:
+        raise ValueError(f"question {name!r}: a 'numbers' question labels each of its numbers")
+    if kind in ("choice", "order") and len(options) < 2:
+        raise ValueError(f"question {name!r}: a {kind!r} question needs at least two options")
+    q = Question(name, exercise, checks.text("prompt", prompt), kind, answer, dict(setting), draw,
+                 checks.positive_finite("tolerance", tolerance), labels, options, dict(option_hints or {}),
+                 mistakes, checks.flag("predict", predict), checks.positive_int("points", points))
+    QUESTIONS[name] = q  # its answers are computed when asked for (tests/test_questions.py computes every one)
+    return q
+
+
+def rubric(exercise: str, *criteria: tuple[str, int]) -> tuple[Criterion, ...]:
+    """Declare how a written answer to ``exercise`` is marked: ``(criterion, points)`` pairs."""
+    if not _ID.fullmatch(exercise or ""):
+        raise checks.fail("exercise", "an exercise label such as 'ex-4-1-telescope'", exercise)
+    if not criteria:
+        raise ValueError(f"rubric({exercise!r}): give at least one (criterion, points)")
+    RUBRICS[exercise] = tuple(Criterion(checks.text("criterion", t), checks.positive_int("points", p))
+                              for t, p in criteria)
+    return RUBRICS[exercise]
+
+
+def questions_of(exercise: str) -> list[Question]:
+    """The questions of one exercise, in the order they were declared."""
+    return [q for q in QUESTIONS.values() if q.exercise == exercise]
+
+
+# -- judging: the same rules as book/_static/toy/toy-answers.js ------------------------------------------------------
+
+def _option_index(q, given) -> int | str:
+    """Index of the option ``given`` names (its text, any case; or its letter, "a", "b", ...); else a complaint."""
+    if isinstance(given, str):
+        text = given.strip().lower()
+        for i, option in enumerate(q.options):
+            if text in (option.lower(), chr(ord("a") + i)):
+                return i
+    allowed = ", ".join(f"{chr(ord('a') + i)}: {o!r}" for i, o in enumerate(q.options))
+    return f"expected one of the options ({allowed}), got {checks.show(given)}"
+
+
+def _normalise(q, given):
+    """``given`` in the form ``judge`` takes (a list of floats, or of option indices), or a complaint (str)."""
+    if q.kind == "choice":
+        i = _option_index(q, given)
+        return i if isinstance(i, str) else [i]
+    if q.kind == "order":
+        if isinstance(given, str) or not isinstance(given, (list, tuple)) or len(given) != len(q.options):
+            return f"expected all {len(q.options)} options in order, got {checks.show(given)}"
+        order = [_option_index(q, g) for g in given]
+        bad = [o for o in order if isinstance(o, str)]
+        if bad:
+            return bad[0]
+        if len(set(order)) != len(order):
+            return f"expected each option once, got {checks.show(given)}"
+        return order
+    want = 1 if q.kind == "number" else len(q.labels)
+    values = [given] if q.kind == "number" else given
+    if isinstance(values, np.ndarray):
+        values = values.tolist()
+    if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)) or len(values) != want:
+        what = "one number" if want == 1 else f"{want} numbers ({', '.join(q.labels)})"
+        return f"expected {what}, got {checks.show(given)}"
+    out = []
+    for v in values:
+        if isinstance(v, np.generic):
+            v = v.item()
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(float(v)):
+            return f"expected finite numbers, got {checks.show(v)}"
+        out.append(float(v))
+    return out
+
+
+def as_value(q: Question, given):
+    """A normalised answer (as ``answer``'s record stores it) back in the form ``answer`` takes; None if malformed."""
+    if not isinstance(given, list) or not given or len(given) > 64:
+        return None
+    if q.kind in ("choice", "order"):
+        if not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < len(q.options) for i in given):
+            return None
+        texts = [q.options[i] for i in given]
+        return texts[0] if q.kind == "choice" else texts
+    return given[0] if q.kind == "number" else given
+
+
+def _clean(values: list) -> list:
+    """toy's own numbers as a page shows them: 12 significant digits, and rounding noise below 1e-12 as 0."""
+    return [0.0 if abs(v) < 1e-12 else float(f"{v:.12g}") for v in values]
+
+
+@dataclass
+class Verdict:
+    right: bool
+    fields: list[bool]
+    hint: str
+
+
+def judge(spec: dict, given: list) -> Verdict:
+    """Judge ``given`` (normalised: floats, or option indices) against ``spec['answer']``; a wrong answer gets a hint
+    that says what is wrong, never what is right."""
+    right, kind = spec["answer"], spec["kind"]
+    if kind in ("number", "numbers"):
+        tol = spec["tolerance"] + 1e-12
+        fields = [abs(g - r) <= tol for g, r in zip(given, right, strict=True)]
+        if all(fields):
+            return Verdict(True, fields, "")
+        for m in spec["mistakes"]:
+            if all(abs(g - w) <= tol for g, w in zip(given, m["value"], strict=True)):
+                return Verdict(False, fields, m["hint"])
+        labels = spec["labels"] or ["the number"]
+        first = fields.index(False)
+        way = "too high" if given[first] > right[first] else "too low"
+        if len(fields) == 1:
+            return Verdict(False, fields, f"Not quite: {way}.")
+        return Verdict(False, fields, f"{sum(fields)} of {len(fields)} right; {labels[first]} is {way}.")
+    fields = [g == r for g, r in zip(given, right, strict=True)]
+    if all(fields):
+        return Verdict(True, fields, "")
+    for m in spec["mistakes"]:
+        if given == m["value"]:
+            return Verdict(False, fields, m["hint"])
+    if kind == "choice":
+        return Verdict(False, fields, spec["option_hints"].get(str(given[0]), "Not that one."))
+    return Verdict(False, fields, f"{sum(fields)} of {len(fields)} in the right place.")
+
+
+# -- the notebook's views ------------------------------------------------------------------------------------------
+
+_student: list[str | None] = [None]
+
+
+def student(name: str | None) -> str | None:
+    """Answer for ``name``'s own instance from now on (the name as the course lists it); None: the book's setting."""
+    _student[0] = None if name is None else checks.text("student", name).strip()
+    return _student[0]
+
+
+def current_student() -> str | None:
+    return _student[0] or (os.environ.get(STUDENT_ENV) or "").strip() or None
+
+
+def _question(name: str) -> Question:
+    if name not in QUESTIONS:
+        raise checks.fail("question", f"one of {', '.join(QUESTIONS)}", name)
+    return QUESTIONS[name]
+
+
+@dataclass
+class AnswerResult:
+    """What ``answer`` found; shown as a line, with a record the grader can read (key ``toy_answer``)."""
+
+    question: str
+    status: str  # right, wrong, not answered, malformed
+    message: str
+    given: list | None = None
+    student: str | None = None
+
+    @property
+    def right(self) -> bool:
+        return self.status == "right"
+
+    def __str__(self) -> str:
+        mark = {"right": "✓", "not answered": "…"}.get(self.status, "✗")
+        return f"{mark} {self.question}: {self.message}"
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        colour = {"right": "#1a7f37", "not answered": "#9a6700"}.get(self.status, "#cf222e")
+        html = (f'<div class="toy-check" style="border-left:4px solid {colour};padding:0.3em 0.8em">'
+                f"{escape(str(self))}</div>")
+        record = {"question": self.question, "status": self.status, "given": self.given, "student": self.student}
+        return {"text/plain": str(self), "text/html": html}, {ANSWER_KEY: record}
+
+
+def check_answer(name: str, value, student_name: str | None = None) -> AnswerResult:
+    """Judge ``value`` as the answer to question ``name`` for ``student_name``'s instance (None: the book's).
+    Never raises for a bad answer: what is wrong is said in the result."""
+    q = _question(name)
+    if value is Ellipsis:
+        return AnswerResult(name, "not answered", "not answered yet: replace ... with your answer and run this cell "
+                            f"again ({_what(q)}).", None, student_name)
+    given = _normalise(q, value)
+    if isinstance(given, str):
+        return AnswerResult(name, "malformed", given + ".", None, student_name)
+    verdict = judge(q.spec(q.instance(student_name)), given)
+    whose = f" (the instance of {student_name})" if student_name and q.draw else ""
+    if verdict.right:
+        return AnswerResult(name, "right", f"right{whose}.", given, student_name)
+    return AnswerResult(name, "wrong", f"{verdict.hint}{whose}", given, student_name)
+
+
+def answer(name: str, value) -> AnswerResult:
+    """The notebook's check of question ``name``: judge ``value`` for this reader's instance (``student``)."""
+    return check_answer(name, value, current_student())
+
+
+def _what(q: Question) -> str:
+    if q.kind == "number":
+        return "one number"
+    if q.kind == "numbers":
+        return f"a list of {len(q.labels)} numbers: {', '.join(q.labels)}"
+    letters = ", ".join(f"{chr(ord('a') + i)}: {o!r}" for i, o in enumerate(q.options))
+    return f"one option ({letters})" if q.kind == "choice" else f"every option, in order ({letters})"
+
+
+@dataclass
+class Ask:
+    """The questions and rubric of one exercise, as ``ask`` displays them."""
+
+    exercise: str
+    student: str | None
+
+    def static_html(self) -> str:
+        specs = [q.spec() for q in questions_of(self.exercise)]  # the book's setting: what the page may show
+        boxes = "".join(
+            f'<div class="toy-answer" data-name="{escape(s["name"])}"><p class="toy-answer-prompt">'
+            f'{escape(s["prompt"])}</p><noscript>Checking this answer in the page needs JavaScript.</noscript>'
+            f'<script type="application/json" class="toy-answer-spec">'
+            f'{json.dumps(s, separators=(",", ":")).replace("</", "<" + chr(92) + "/")}</script></div>'
+            for s in specs)
+        return f'<div class="toy-answers">{boxes}{_rubric_html(self.exercise)}</div>'
+
+    def text(self) -> str:
+        lines = []
+        for q in questions_of(self.exercise):
+            setting = q.instance(self.student)
+            whose = f" (your instance, {self.student})" if self.student and q.draw else ""
+            lines.append(f"{q.name}{whose}: {q.prompt_at(setting)}\n  answer with "
+                         f"toy.exercises.answer({q.name!r}, ...), where ... is {_what(q)}")
+        for c in RUBRICS.get(self.exercise, ()):
+            lines.append(f"  [{c.points} pt] {c.text}")
+        return "\n".join(lines)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        view = os.environ.get(VIEW_ENV, "live")
+        if view in ("static", "page"):
+            return {"text/html": self.static_html(), "text/plain": self.text()}
+        html = "".join(f"<p>{escape(line)}</p>" for line in self.text().split("\n"))
+        return {"text/html": f'<div class="toy-answers-text">{html}</div>', "text/plain": self.text()}
+
+
+def _rubric_html(exercise: str) -> str:
+    criteria = RUBRICS.get(exercise)
+    if not criteria:
+        return ""
+    total = sum(c.points for c in criteria)
+    items = "".join(f"<li>{escape(c.text)} <span class=\"toy-rubric-points\">({c.points} pt)</span></li>"
+                    for c in criteria)
+    return (f'<details class="toy-rubric"><summary>How a written answer is marked ({total} points)</summary>'
+            f"<ul>{items}</ul></details>")
+
+
+def ask(exercise: str) -> Ask:
+    """Show exercise ``exercise``'s questions (an answer box in the built page) and its rubric."""
+    if exercise not in {q.exercise for q in QUESTIONS.values()} | set(RUBRICS):
+        known = sorted({q.exercise for q in QUESTIONS.values()} | set(RUBRICS))
+        raise checks.fail("exercise", f"an exercise with questions or a rubric ({', '.join(known)})", exercise)
+    return Ask(exercise, current_student())
