@@ -57,7 +57,7 @@ from toy import (
     train,
     trust_region,
 )
-from toy.exercises import registry
+from toy.exercises import questions, registry
 from toy.page import fates, figures, prose, recipes
 
 TIME_LIMIT = 60.0
@@ -630,6 +630,30 @@ CASES: dict[str, Case] = {
                                        dict(name=["no-such-exercise", None, 3], seed=COUNT[1:] + ["x", None])),
     "toy.exercises.forbidden_keys": Case(exercises.forbidden_keys, dict(name="4.1-value"),
                                          dict(name=["no-such-exercise", None, 3, ["4.1-value"]])),
+    "toy.exercises.questions.answer": Case(questions.answer, dict(name="ex-4-1-telescope", value=0.5),
+                                           dict(name=["no-such-question", None, 3]), names={"name": "question"}),
+    "toy.exercises.questions.check_answer": Case(
+        questions.check_answer, dict(name="ex-4-1-predict", value=[0.0] * 8, student_name="ada"),
+        dict(name=["no-such-question", None, 3]), names={"name": "question"}),
+    "toy.exercises.questions.ask": Case(questions.ask, dict(exercise="ex-4-1-score"),
+                                        dict(exercise=["ex-9-9-none", "4.1-value", None, 3])),
+    "toy.exercises.questions.student": Case(
+        lambda **kw: (questions.student(**kw), questions.student(None)),  # leaves no name set
+        dict(name="ada"), dict(name=[3, "", b"ada", ["ada"]]), names={"name": "student"}),
+    "toy.exercises.questions.questions_of": Case(questions.questions_of, dict(exercise="ex-4-1-predict"),
+                                                 dict(exercise=[None, 3, ["ex-4-1-predict"]])),
+    "toy.exercises.questions.question": Case(
+        lambda **kw: questions.QUESTIONS.pop(questions.question(**kw).name),  # declares nothing for good
+        dict(name="ex-9-9-bad", exercise="ex-9-9-bad", prompt="p {a}", kind="number", answer=lambda s: s["a"],
+             setting={"a": 1.0}),
+        dict(name=TEXT, exercise=["4.1", None, 3], prompt=TEXT, kind=["essay", None], answer=["ab", None],
+             tolerance=POSITIVE, points=COUNT, predict=["yes", None, 1]),
+        names={"answer": "answer and draw", "kind": "question kind"}),
+    "toy.exercises.questions.rubric": Case(
+        lambda exercise, criteria: questions.rubric(exercise, *criteria) and questions.RUBRICS.pop(exercise),
+        dict(exercise="ex-9-9-bad", criteria=[("a criterion", 2)]),
+        dict(exercise=["4.1", None, 3], criteria=[[], [("", 1)], [("c", 0)], [("c", 2.5)], [(None, 1)]]),
+        names={"criteria": "criteri"}),
     "toy.exercises.registry.random_setting": Case(
         registry.random_setting, dict(rng=np.random.default_rng(0), length=2),
         dict(rng=["ab", None, 3], length=[0, -3, 2.5, "3", True, 11])),
@@ -696,6 +720,19 @@ EXEMPT = {
                          "TabularPolicy check their construction)",
     "toy.train.Curves.first_signal": "takes no argument",
     "toy.page.prose.Quoted": "a str subclass whose repr is its text: any str is valid input",
+    "toy.exercises.questions.judge": "internal to the three views: takes a question's spec and an answer already "
+                                     "normalised by check_answer (or by the page script), both made by toy",
+    "toy.exercises.questions.as_value": "internal to the grader: turns a record answer left in a notebook back into "
+                                        "an answer, and returns None for anything malformed (the grader says so)",
+    "toy.exercises.questions.current_student": "takes no argument: the name set by student, or TOY_STUDENT",
+    "toy.exercises.questions.Question.instance": "a declared question's method, given settings its own draw made "
+                                        "(tests/test_questions.py computes every question at 11 settings)",
+    "toy.exercises.questions.Question.prompt_at": "a declared question's method, given settings its own draw made "
+                                        "(tests/test_questions.py computes every question at 11 settings)",
+    "toy.exercises.questions.Question.spec": "a declared question's method, given settings its own draw made "
+                                        "(tests/test_questions.py computes every question at 11 settings)",
+    "toy.exercises.questions.Ask.static_html": "what ask returns, for display: takes no argument",
+    "toy.exercises.questions.Ask.text": "what ask returns, for display: takes no argument",
     "toy.exercises.call": "internal to toy.exercises.check: runs the student's function "
                           "on a case check built, with the time limit check has already validated",
     "toy.exercises.judge": "internal to toy.exercises.check: compares an Outcome that call built with the reference "

@@ -171,17 +171,25 @@ def question(name: str, exercise: str, prompt: str, kind: str, answer: Callable,
 
 def rubric(exercise: str, *criteria: tuple[str, int]) -> tuple[Criterion, ...]:
     """Declare how a written answer to ``exercise`` is marked: ``(criterion, points)`` pairs."""
-    if not _ID.fullmatch(exercise or ""):
+    if not isinstance(exercise, str) or not _ID.fullmatch(exercise):
         raise checks.fail("exercise", "an exercise label such as 'ex-4-1-telescope'", exercise)
     if not criteria:
         raise ValueError(f"rubric({exercise!r}): give at least one (criterion, points)")
-    RUBRICS[exercise] = tuple(Criterion(checks.text("criterion", t), checks.positive_int("points", p))
-                              for t, p in criteria)
+    made = []
+    for criterion in criteria:
+        if not isinstance(criterion, tuple) or len(criterion) != 2:
+            raise checks.fail("criterion", "a pair (text, points)", criterion)
+        text, points = criterion
+        if not isinstance(text, str) or not text.strip():
+            raise checks.fail("criterion", "a sentence saying what earns the points", text)
+        made.append(Criterion(text, checks.positive_int("criterion points", points)))
+    RUBRICS[exercise] = tuple(made)
     return RUBRICS[exercise]
 
 
 def questions_of(exercise: str) -> list[Question]:
     """The questions of one exercise, in the order they were declared."""
+    checks.text("exercise", exercise)
     return [q for q in QUESTIONS.values() if q.exercise == exercise]
 
 
@@ -290,7 +298,9 @@ _student: list[str | None] = [None]
 
 def student(name: str | None) -> str | None:
     """Answer for ``name``'s own instance from now on (the name as the course lists it); None: the book's setting."""
-    _student[0] = None if name is None else checks.text("student", name).strip()
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise checks.fail("student", "a name (text) or None for the book's setting", name)
+    _student[0] = None if name is None else name.strip()
     return _student[0]
 
 
