@@ -285,3 +285,39 @@ def test_students_settings_are_values_the_explorers_offer():
                          (section43, ["bootstrapping"])):
         for key in keys:
             assert inspect.signature(ALL[key]).parameters["prompt"].default == module._X, key
+
+
+# -- sections 4.2 to 4.5: answers with a closed form, against that form written here -------------------------------
+
+def _settings(name):
+    q = Q.QUESTIONS[name]
+    return [q.instance(student) for student in [None, *NAMES]]
+
+
+def _answer(name, setting):
+    return Q.QUESTIONS[name].spec(setting)["answer"]
+
+
+def test_closed_forms_of_42_to_45_by_hand():
+    sigma = lambda z: 1 / (1 + np.exp(-z))  # noqa: E731
+    for s in _settings("ex-4-4-closed-form"):  # off the path at step t with probability 1 − (1 − ε)^t
+        want = sum(1 - (1 - s["eps"]) ** t for t in range(1, s["T"] + 1))
+        assert _answer("ex-4-4-closed-form", s) == [pytest.approx(want, abs=1e-9)]
+    for s in _settings("ex-4-3-clip-b"):  # (1 + ε) p reaches 1 at p = 1 / (1 + ε)
+        assert _answer("ex-4-3-clip-b", s) == [pytest.approx(1 / (1 + s["eps_high"]), abs=1e-9)]
+    for s in _settings("ex-4-5-rloo-a"):  # r_i minus the mean of the others
+        r, i = np.array(s["rewards"]), s["i"] - 1
+        assert _answer("ex-4-5-rloo-a", s) == [pytest.approx(r[i] - np.delete(r, i).mean(), abs=1e-9)]
+    for s in _settings("ex-4-2-bt"):
+        score = {"a": s["ra"], "b": s["rb"], "c": s["rc"]}
+        pairs = [p.split(" ≻ ") for p in s["comparisons"].split(", ")]
+        want = sum(np.log(sigma(score[w] - score[l])) for w, l in pairs)
+        assert _answer("ex-4-2-bt", s) == [pytest.approx(want, abs=1e-9)]
+    for s in _settings("ex-4-5-lambda-a"):  # V̂(s_4) = 0
+        r, v = np.array(s["rewards"]), np.array([*s["values"], 0.0])
+        want = [r[0] + v[1] - v[0], r.sum() - v[0], r[3] - v[3]]
+        assert _answer("ex-4-5-lambda-a", s) == pytest.approx(want, abs=1e-9)
+    pretrained = toy.reference_policy("pretrained", 1.0)
+    for s in _settings("ex-4-2-drift"):  # the β → 0 limit is π_ref given r = 1: −log p nats away
+        p = brute.value(pretrained, toy.get_reward(s["reward"].replace(" ", "_")), s["prompt"])
+        assert _answer("ex-4-2-drift", s) == [pytest.approx(-np.log(p), abs=1e-9)]
