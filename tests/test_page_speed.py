@@ -5,6 +5,7 @@ whole page. The built pages themselves are checked in tests/test_book.py and tes
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import sys
@@ -107,8 +108,6 @@ PAGE = ('<div id="jb-print-docs-body" class="onlyprint"><h1>4.9 A page</h1></div
 
 
 def _with_live_script(config: dict) -> str:
-    import html
-
     attribute = html.escape(json.dumps(config), quote=True)
     return PAGE + f'<script data-toy-live="{attribute}" defer="defer" src="../_static/toy/toy-live.js?v=1"></script>'
 
@@ -122,16 +121,93 @@ def test_the_live_code_bar_is_built_under_the_title_not_in_the_print_header():
     title_end = article.index("</h1>") + len("</h1>")
     assert article[title_end:].startswith('<div class="toy-live" role="region" aria-label="Live code">')
     status = re.search(r'<p class="toy-live-status"[^>]*>(.*?)</p>', article).group(1)
-    assert status == ("Edit and run this page&#x27;s code: the Jupyter server at http://127.0.0.1:8888, else Binder "
-                      "(mybinder.org, someone/book).")
+    assert status == html.escape(toyhtml.live_status(config))
+    assert status.startswith("Live code turns this page&#x27;s code cells into editors")
 
 
 def test_the_live_code_status_says_why_live_code_is_off_or_has_no_kernel():
     assert toyhtml.live_status({"thebe": None, "off": "npm was missing"}) == \
         "Live code is unavailable in this build: npm was missing."
-    assert toyhtml.live_status({"thebe": "x.js", "server": None, "binder": None}).endswith("no kernel is configured "
+    assert toyhtml.live_status({"thebe": "x.js", "server": None, "binder": None}).endswith("No kernel is configured "
                                                                                             "for this book.")
     assert "toy-live" not in toyhtml.tidy_page(PAGE), "no Live code script, no bar"
+
+
+BINDER = {"url": "https://mybinder.org", "repo": "someone/book", "ref": "main"}
+LIVE_CONFIGS = [  # the book's default (scripts/live.sh's server), with and without a repository; a course's server
+    {"thebe": "_static/thebe/index.js", "off": None, "server": "http://127.0.0.1:8888", "binder": BINDER},
+    {"thebe": "_static/thebe/index.js", "off": None, "server": "http://127.0.0.1:8888/", "binder": None},
+    {"thebe": "_static/thebe/index.js", "off": None, "server": "http://localhost:8888", "binder": None},
+    {"thebe": "_static/thebe/index.js", "off": None, "server": None, "binder": BINDER},
+    {"thebe": "_static/thebe/index.js", "off": None, "server": "https://hub.example.edu/user/me/", "binder": BINDER},
+    {"thebe": "_static/thebe/index.js", "off": None, "server": None, "binder": None},
+    {"thebe": None, "off": "npm was missing", "server": "http://127.0.0.1:8888", "binder": BINDER},
+]
+
+# toy-live.js run under Node with just enough of a page for it to write its status line: a bar as built, this
+# config in its data-toy-live, and the address's fragment (a link from scripts/live.sh gives a server)
+LIVE_HARNESS = """
+const fs = require("fs"), vm = require("vm");
+const code = fs.readFileSync(process.argv[2], "utf8");
+const shown = [];
+for (const [config, hash] of JSON.parse(fs.readFileSync(0, "utf8"))) {
+  const store = {};
+  const status = {textContent: "(as built)", setAttribute() {}, removeAttribute() {}, append() {}};
+  const bar = {dataset: {}, querySelector: (s) => (s === ".toy-live-button" ? {addEventListener() {}} : status)};
+  const document = {currentScript: {dataset: {toyLive: JSON.stringify(config)}}, documentElement: {dataset: {}},
+    readyState: "complete", querySelector: (s) => (s === ".toy-live" ? bar : null), addEventListener() {}};
+  vm.runInNewContext(code, {document, URL, URLSearchParams, JSON, console,
+    sessionStorage: {getItem: (k) => store[k] ?? null, setItem: (k, v) => { store[k] = v; }},
+    location: {hash, pathname: "/page.html", search: "", href: "http://127.0.0.1:8000/page.html"},
+    history: {replaceState() {}}});
+  shown.push(status.textContent);
+}
+console.log(JSON.stringify(shown));
+"""
+
+
+def _live_script_says(cases: list[tuple[dict, str]], tmp_path: Path) -> list[str]:
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    assert node, "node (from the set-up's nodejs) runs toy-live.js"
+    harness = tmp_path / "harness.js"
+    harness.write_text(LIVE_HARNESS)
+    done = subprocess.run([node, str(harness), str(ROOT / "book" / "_static" / "toy" / "toy-live.js")],
+                          input=json.dumps(cases), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_live_code_status_says_what_it_does_and_how_to_start_it_never_a_loopback_address(tmp_path):
+    """Issue 31: the published book said "the Jupyter server at http://127.0.0.1:8888" to every reader, who may run
+    none. The status says what Live code does and where its kernel comes from in words a reader can act on; the page
+    script writes the same words as the build (so nothing changes on screen when it runs), and names a server by its
+    address only when the reader's link from scripts/live.sh gave it."""
+    said = _live_script_says([(c, "") for c in LIVE_CONFIGS], tmp_path)
+    for config, text in zip(LIVE_CONFIGS, said, strict=True):
+        assert text == toyhtml.live_status(config), config
+        assert text.count(". ") <= 1 and text.endswith("."), f"two sentences at most: {text}"
+        assert not re.search(r"127\.0\.0\.1|localhost|:8888", text), text
+        if config["thebe"]:
+            assert text.startswith("Live code turns this page's code cells into editors you can change and run"), text
+            assert "figures and explorers redraw" in text, text
+            if config["server"] and re.search("127.0.0.1|localhost", config["server"]):
+                assert "from your computer: run bash scripts/live.sh" in text, text
+            if config["server"] and "hub.example.edu" in config["server"]:
+                assert "https://hub.example.edu/user/me" in text, text
+            assert ("Binder" in text) == bool(config["binder"]), text
+            if config["binder"]:
+                assert "a minute or more to start" in text, text
+
+    link = "#toy-live-server=http://127.0.0.1:9999&toy-live-token=abc"
+    linked = _live_script_says([(LIVE_CONFIGS[0], link), (LIVE_CONFIGS[1], link)], tmp_path)
+    assert linked[0].endswith("Its kernel comes from the Jupyter server at http://127.0.0.1:9999 (from your link), "
+                              "else from Binder (which takes a minute or more to start)."), linked[0]
+    assert linked[1].endswith("Its kernel comes from the Jupyter server at http://127.0.0.1:9999 (from your link)."), \
+        linked[1]
+    assert "abc" not in "".join(linked), "the token is never shown"
 
 
 def test_the_figure_list_is_under_the_title_not_in_the_print_header():

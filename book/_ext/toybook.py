@@ -40,6 +40,9 @@
   exists), figures' ids come from their content.
 * A quiet log: the notebooks' kernels talk over Unix sockets (no "TCP without encryption" warnings), and
   myst-parser's and myst-nb's one-line dumps of their whole configuration are dropped.
+* PDFs (``toypdf``): once the pages are finished, Chromium prints each chapter page and each whole chapter, and
+  every page's download menu offers them (a chapter page its own PDF and its chapter's, any other page every
+  chapter's). Without Chromium the build says so in one line, makes none and offers none.
 * A warning-free ``-W -n`` build records the hash of its inputs beside its html folder (``toysite.STAMP``), so the
   tests reuse it while it is current.
 """
@@ -70,6 +73,7 @@ sys.path.insert(0, str(Path(__file__).parent))  # its sibling module, as Sphinx 
 import toyexec  # noqa: E402
 import toyfonts  # noqa: E402
 import toyhtml  # noqa: E402
+import toypdf  # noqa: E402
 import toysite  # noqa: E402
 
 logger = logging.getLogger(__name__)
@@ -478,6 +482,48 @@ def _tidy_pages(app, exception):
         toyfonts.subset_site(Path(app.outdir))
 
 
+def _plan_pdfs(app):
+    """Whether this build makes PDFs (Chromium and its Python drivers are there, ``toypdf.missing``), decided
+    before any page is written: the pages offer PDFs only if they will exist."""
+    app._toybook_pdfs_off = toypdf.missing() if app.builder.format == "html" else "not an html build"
+    app._toybook_pdf_chapters = [] if app._toybook_pdfs_off else toypdf.chapters(Path(app.srcdir))
+
+
+def _pdf_buttons(app, pagename, templatename, context, doctree):
+    """The theme's download menu (made in its own handler, priority 501) offers the PDFs of ``toypdf.downloads``,
+    before its "print this page" entry."""
+    books = getattr(app, "_toybook_pdf_chapters", None)
+    group = next((b for b in context.get("header_buttons") or []
+                  if isinstance(b, dict) and b.get("label") == "download-buttons"), None)
+    if not books or group is None:
+        return
+    entries = []
+    for path, chapter in toypdf.downloads(pagename, books):
+        if chapter is None:
+            text, tooltip, label = "This page (PDF)", "Download this page as a PDF", "download-page-pdf-button"
+        else:
+            title = app.env.titles[chapter.pages[0]].astext() if chapter.pages[0] in app.env.titles else "Chapter"
+            here = pagename in chapter.pages
+            text = "Whole chapter (PDF)" if here else f"{title} (PDF)"
+            tooltip, label = f"Download the chapter {title} as a PDF", "download-chapter-pdf-button"
+        entries.append({"type": "link", "url": context["pathto"](path, 1), "text": text, "tooltip": tooltip,
+                        "icon": "fas fa-file-pdf", "label": label})
+    buttons = group.setdefault("buttons", [])
+    at = next((i for i, b in enumerate(buttons) if b.get("label") == "download-pdf-button"), len(buttons))
+    buttons[at:at] = entries
+
+
+def _make_pdfs(app, exception):
+    """After a successful html build, once ``_tidy_pages`` has finished the pages and before ``_record_inputs``:
+    the chapters' PDFs (``toypdf``), or one line saying why there are none."""
+    if exception is not None or app.builder.format != "html":
+        return
+    if app._toybook_pdfs_off:
+        logger.info(toypdf.left_out(app._toybook_pdfs_off))
+        return
+    toypdf.make_pdfs(Path(app.outdir), Path(app.srcdir), log=logger.info)
+
+
 def _add_explorer_script(app):
     """The script that draws figures and starts explorers as they come into view; it loads plotly.js (named here
     with its checksum, as Sphinx names the files it links) only then."""
@@ -616,8 +662,11 @@ def setup(app):
     app.add_config_value("toy_colab_branch", "gh-pages", "html")
     app.connect("source-read", _colab_quotes)
     app.connect("build-finished", _write_colab_editions)
-    app.connect("build-finished", _tidy_pages)
+    app.connect("build-finished", _tidy_pages)  # priority 500: Sphinx calls a lower priority first
+    app.connect("build-finished", _make_pdfs, priority=800)  # the finished pages printed
     app.connect("build-finished", _record_inputs, priority=900)
+    app.connect("builder-inited", _plan_pdfs)
+    app.connect("html-page-context", _pdf_buttons, priority=600)  # after the theme's download menu (501)
     app.connect("builder-inited", _add_live_script, priority=600)
     app.connect("builder-inited", _add_explorer_script, priority=600)  # after _vendor_static
     app.connect("builder-inited", _add_answers_script, priority=600)

@@ -52,6 +52,7 @@ import html
 import json
 import os
 import re
+import urllib.parse
 from pathlib import Path
 
 DESCRIPTION_CHARS = 155
@@ -161,20 +162,35 @@ def _after_title(text: str, snippet: str) -> str:
 LIVE_SCRIPT = re.compile(r'<script data-toy-live="([^"]*)"[^>]*src="[^"]*toy/toy-live\.js[^"]*"')
 
 
+LIVE_DOES = ("Live code turns this page's code cells into editors you can change and run in a Jupyter kernel; "
+             "figures and explorers redraw.")
+LIVE_LOCAL = "your computer: run bash scripts/live.sh in the book's repository and open the link it prints"
+LIVE_BINDER = "Binder (which takes a minute or more to start)"
+
+
+def _loopback(url: str) -> bool:
+    """As ``isLoopback`` in ``toy-live.js``."""
+    return urllib.parse.urlsplit(url).hostname in ("127.0.0.1", "localhost", "::1")
+
+
 def live_status(config: dict) -> str:
-    """The Live code bar's first words, as ``toy-live.js`` writes them for the book's configured kernels."""
+    """The Live code bar's words, as ``toy-live.js`` writes them for the book's configured kernels (on a page opened
+    without a link from ``scripts/live.sh``): what Live code does, then where its kernel comes from, in words a reader
+    of the published book can act on. A loopback server (``scripts/live.sh``'s, the default) is never named by its
+    address: the reader may run none, and ``scripts/live.sh``'s answers only the book it serves, opened from the link
+    it prints (its token, its origin)."""
     if not config.get("thebe"):
         return f"Live code is unavailable in this build: {config.get('off')}."
-    labels = []
-    if config.get("server"):
-        labels.append(f"the Jupyter server at {config['server'].rstrip('/')}")
-    binder = config.get("binder")
-    if binder:
-        host = re.sub(r"^https?://", "", binder["url"]).split("/")[0]
-        labels.append(f"Binder ({host}, {binder['repo']})")
-    if not labels:
-        return "Edit and run this page's code: no kernel is configured for this book."
-    return "Edit and run this page's code: " + ", else ".join(labels) + "."
+    server, binder = (config.get("server") or "").rstrip("/"), config.get("binder")
+    local = bool(server) and _loopback(server)
+    routes = [f"the Jupyter server at {server}"] if server and not local else []
+    routes += [LIVE_BINDER] if binder else []
+    if not routes and not local:
+        return f"{LIVE_DOES} No kernel is configured for this book."
+    said = ", else from ".join(routes)
+    if local:
+        said = f"{said}, or from {LIVE_LOCAL}" if said else LIVE_LOCAL
+    return f"{LIVE_DOES} Its kernel comes from {said}."
 
 
 def _live_bar(text: str) -> str:

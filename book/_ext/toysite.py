@@ -8,8 +8,10 @@ workflow and ``toybook`` (the Sphinx extension) all read these answers from this
 * **The Colab branch** (``colab_branch()``): ``toy_colab_branch`` in ``_config.yml``, the branch the publish
   workflow pushes the Colab editions to and the Colab buttons open them from.
 * **A build's inputs** (``inputs_hash()``): a hash of everything a build reads (chapters, ``toy``, ``book/``,
-  ``_config.yml``, ``_toc.yml``, the installed packages and npm bundles, the repository), which a successful
-  warning-free build records beside its HTML (``STAMP``), so the tests reuse a build only while it is current.
+  ``_config.yml``, ``_toc.yml``, the installed packages and npm bundles, the repository, and the Chromium that
+  prints its PDFs, or its absence: a book built without one has no PDFs, so is not current once it is there),
+  which a successful warning-free build records beside its HTML (``STAMP``), so the tests reuse a build only
+  while it is current.
 
 ``python book/_ext/toysite.py repository|colab-branch|inputs-hash`` prints one of them.
 """
@@ -24,6 +26,10 @@ import subprocess
 import sys
 import sysconfig
 from pathlib import Path
+
+if str(Path(__file__).resolve().parent) not in sys.path:  # its sibling toypdf, however this module is loaded
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+import toypdf  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 PUBLISH_ENV = "TOYBOOK_PUBLISH"
@@ -127,7 +133,8 @@ def inputs_hash(root: Path = ROOT) -> str:
     h = hashlib.sha256()
     for name in INPUT_PATHS:
         h.update(f"{name}\0{files_digest(root / name, root)}\n".encode())
-    environment = [sys.version, *installed_packages(), *_npm_versions(), f"repository={repository(root)[0]}"]
+    environment = [sys.version, *installed_packages(), *_npm_versions(), f"repository={repository(root)[0]}",
+                   f"pdf printer={toypdf.printer()}"]
     h.update("\n".join(environment).encode())
     return h.hexdigest()
 

@@ -172,8 +172,12 @@ def test_live_code_edits_and_reruns_cells_on_a_local_server(bt, browser, site_ur
     assert after["thebe"] and after["cells"] > 10 and all("/_static/thebe/" in u for u in after["files"]), after
     assert server in status, status
     # the status line shows the book's progress, never the kernel's events, and is announced once per run-through
+    # (its words before the button is pressed, as built and with the link's server, say what Live code does: they
+    # name a kernel, none of its events)
     texts = [t["text"] for t in shown]
-    assert not [t for t in texts if "status changed" in t or "kernel" in t.lower()], texts
+    idle = "Live code turns this page's code cells into editors"
+    assert label in texts and label.startswith(idle), label
+    assert not [t for t in texts if not t.startswith(idle) and ("status changed" in t or "kernel" in t.lower())], texts
     assert any(re.search(r"Running the page's \d+ code cells .*: \d+ of \d+ done", t) for t in texts), texts
     announced = [t for t in shown if not t["busy"]]  # a live region is not read out while aria-busy is true
     assert len(announced) <= 4, announced  # the label as built, and how the run-through ended

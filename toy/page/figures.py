@@ -24,8 +24,9 @@ PATTERNS = ("", "/", ".", "x", "\\", "+", "-", "|")
 """Bar fill patterns, so that series differ by more than colour."""
 SIGNAL_LABEL = "signal E[A_t²] (Var r decided at t)"
 NOISE_LABEL = "noise E[(r − V(x) − A_t)²]<br>= sum of E[A_s²] over s ≠ t"
-"""Legend entries of the two mean squares (reward²) that Figure 4.1's lower panel and 4.2's long-credit panel
-compare: the part of Var r that position t decides, and the noise r − V(x) adds at t."""
+"""Names of the two mean squares (reward²) that Figure 4.1's lower panel and 4.2's long-credit panel compare (4.2's
+legend entries; in 4.1, the names its lower panel's bars go by in the numbers behind the figure): the part of Var r
+that position t decides, and the noise r − V(x) adds at t."""
 TICK_STANDOFF = 6  # px between an axis and its tick labels: those of two axes never meet at a corner
 COLORWAY = ["#1f77b4", "#d9620b", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#c2469f", "#7f7f7f", "#8a8a00",
             "#138a9c"]
@@ -100,6 +101,12 @@ def fit_texts(fig: go.Figure) -> go.Figure:
     return fig
 
 
+TOKEN_VIEW_LABEL = "token view<br>upper: exact A_t = V(s_t+1) − V(s_t)<br>lower: signal E[A_t²]"
+SEQUENCE_VIEW_LABEL = "sequence view (critic-free methods)<br>upper: r − V(x), on every token<br>lower: noise " \
+    "E[(r − V(x) − A_t)²]"
+"""Figure 4.1's two legend entries: one per view, each naming what its bars are in either panel."""
+
+
 def credit_bars(length: int) -> go.Figure:
     """Figure 4.1's two panels, with empty bars for an explorer to fill.
 
@@ -107,6 +114,11 @@ def credit_bars(length: int) -> go.Figure:
     advantage r − V(x). Row 2, over all responses y ~ π, both in reward² units: trace 2 E[A_t²] (the part of
     Var r that position t decides), trace 3 E[(r − V(x) − A_t)²] (the noise r − V(x) adds at t, which equals
     Σ_{s≠t} E[A_s²]).
+
+    Blue (solid) is the token view and orange (hatched) the sequence view in both panels, so the legend has one
+    entry per view, naming its bars in each panel: four entries, two pairs of identical swatches, would not say
+    which is which. The lower panel's traces share their view's legend group and show no entry of their own; they
+    keep their own names for the numbers behind the figure.
     """
     length = checks.positive_int("length", length, low=1, high=1000)
     positions = [f"token {t + 1}" for t in range(length)]
@@ -115,15 +127,16 @@ def credit_bars(length: int) -> go.Figure:
         subplot_titles=("This response: credit for each token", "All responses: signal and noise"),
     )
     empty = [0.0] * length
-    fig.add_bar(x=positions, y=empty, name="exact A_t = V(s_t+1) − V(s_t)", marker=EXACT,
-                legendgroup="exact", row=1, col=1, hovertemplate="%{x}: %{y:.4f}<extra>exact</extra>")
-    fig.add_bar(x=positions, y=empty, name="sequence-level r − V(x), every token", marker=SEQUENCE,
-                legendgroup="seq", row=1, col=1, hovertemplate="%{x}: %{y:.4f}<extra>sequence-level</extra>")
+    fig.add_bar(x=positions, y=empty, name=TOKEN_VIEW_LABEL, marker=EXACT,
+                legendgroup="token", row=1, col=1, hovertemplate="%{x}: %{y:.4f}<extra>exact</extra>")
+    fig.add_bar(x=positions, y=empty, name=SEQUENCE_VIEW_LABEL, marker=SEQUENCE,
+                legendgroup="sequence", row=1, col=1, hovertemplate="%{x}: %{y:.4f}<extra>sequence-level</extra>")
     fig.add_bar(x=positions, y=empty, name=SIGNAL_LABEL, marker=EXACT,
-                showlegend=True, legendgroup="exact2", row=2, col=1,
+                showlegend=False, legendgroup="token", row=2, col=1,
                 hovertemplate="%{x}: %{y:.4f}<extra>E[A_t²]</extra>")
-    fig.add_bar(x=positions, y=empty, name=NOISE_LABEL,
-                marker=SEQUENCE, legendgroup="seq2", row=2, col=1, hovertemplate="%{x}: %{y:.4f}<extra>noise</extra>")
+    fig.add_bar(x=positions, y=empty, name=NOISE_LABEL, marker=SEQUENCE,
+                showlegend=False, legendgroup="sequence", row=2, col=1,
+                hovertemplate="%{x}: %{y:.4f}<extra>noise</extra>")
     fig.update_yaxes(title_text="advantage", zeroline=True, zerolinecolor="#444", row=1, col=1)
     fig.update_yaxes(title_text="mean square (reward²)", rangemode="tozero", row=2, col=1)
     fig.update_xaxes(title_text="position in the response", row=2, col=1)

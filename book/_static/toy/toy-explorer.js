@@ -7,7 +7,8 @@
 // when the reader first chooses them (and for their neighbours, so the next step is there already).
 // It also draws the page's plain figures (toy.figures.book_figure_html: an empty box and the figure's data), and
 // resizes every plotly figure on the page when its column settles. Figures and explorers start when they come
-// near the screen, so nothing of theirs delays the text; window.toyDrawAll() starts them all (tests, printing).
+// near the screen, so nothing of theirs delays the text; window.toyDrawAll() starts them all (tests, the PDFs).
+// Printing draws every figure at once, whatever the reader scrolled past (see Printing, below).
 // plotly.js itself (1.2 MB) is loaded only then, once: a reader who never scrolls to a figure never pays for it.
 // window.toyLoadPlotly() loads it (Live code calls it before a cell can show a figure).
 // Colours follow the reader's theme by CSS (toy/page/figure_theme.css).
@@ -18,14 +19,19 @@
   // checksum, so a new plotly.js is never taken from a stale cache) in this script's data-plotly attribute.
   const self = document.currentScript;
   let plotlyLoad = null;
+  let printPlotly = null;  // the plotly.js that printing loaded at once (drawForPaper), if it had to
+  const plotlyUrl = () => new URL((self && self.dataset.plotly) || "plotly.min.js",
+    self && self.src ? new URL("../", self.src) : new URL("_static/", document.baseURI)).href;
   function loadPlotly() {
     if (typeof Plotly !== "undefined") return Promise.resolve(window.Plotly);
     if (!plotlyLoad) plotlyLoad = new Promise((resolve, reject) => {
       const script = document.createElement("script");
-      const base = self && self.src ? new URL("../", self.src) : new URL("_static/", document.baseURI);
-      script.src = new URL((self && self.dataset.plotly) || "plotly.min.js", base).href;
-      script.onload = () => (typeof Plotly === "undefined"
-        ? reject(new Error("plotly.js loaded but defined nothing")) : resolve(window.Plotly));
+      script.src = plotlyUrl();
+      script.onload = () => {
+        if (printPlotly) window.Plotly = printPlotly;  // printing ran its own copy meanwhile: figures keep that one
+        if (typeof Plotly === "undefined") reject(new Error("plotly.js loaded but defined nothing"));
+        else resolve(window.Plotly);
+      };
       script.onerror = () => {
         plotlyLoad = null;  // a later figure tries again
         reject(new Error("the figure needs plotly.js, which did not load (" + script.src + ")"));
@@ -58,10 +64,157 @@
     return dataLoads[url].then((spec) => structuredClone(spec));  // plotly writes into what it is given
   }
 
+  // -- Printing cannot wait: a page is laid out for paper right after its `beforeprint` handlers return. So what
+  // a figure needs and the page has not loaded yet (plotly.js, the figure's data) is fetched there and then, with
+  // synchronous requests, and an explorer's data is inflated in this script (DecompressionStream is asynchronous).
+  function fetchNow(url) {
+    const request = new XMLHttpRequest();
+    request.open("GET", url, false);
+    request.send();
+    if (request.status !== 200 && !(request.status === 0 && request.responseText)) {
+      throw new Error(`${url} did not load (HTTP ${request.status})`);
+    }
+    return request.responseText;
+  }
+  function runNow(url) {  // a script's text run in place: it has run when this returns
+    const script = document.createElement("script");
+    script.textContent = fetchNow(url) + "\n//# sourceURL=" + url;
+    document.head.appendChild(script);
+    script.remove();
+  }
+  function plotlyNow() {
+    if (typeof Plotly === "undefined") {
+      runNow(plotlyUrl());
+      printPlotly = window.Plotly;
+    }
+    return window.Plotly;
+  }
+  function specNow(el) {
+    if (!el.dataset.src) return JSON.parse(el.textContent);
+    const url = new URL(el.dataset.src, document.baseURI).href;
+    const key = url.split("/").pop().replace(/\.js$/, "");
+    if (!(window.toyData && window.toyData[key])) runNow(url);
+    if (!(window.toyData && window.toyData[key])) throw new Error("the figure's data file defined nothing (" + url + ")");
+    return structuredClone(window.toyData[key]);
+  }
+
+  // zlib's format (RFC 1950/1951), inflated: stored, fixed and dynamic Huffman blocks. After puff.c (zlib/contrib).
+  const LENGTH_BASE = [3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115,
+    131, 163, 195, 227, 258];
+  const LENGTH_EXTRA = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0];
+  const DIST_BASE = [1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537,
+    2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577];
+  const DIST_EXTRA = [0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13];
+  const CODE_ORDER = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15];
+  function inflate(input) {
+    if (input.length < 2 || (input[0] & 0x0f) !== 8 || ((input[0] << 8) | input[1]) % 31 !== 0) {
+      throw new Error("not zlib data");
+    }
+    let pos = 2, held = 0, count = 0, size = 0;
+    let out = new Uint8Array(Math.max(1024, input.length * 4));
+    const need = (n) => {
+      if (size + n <= out.length) return;
+      const bigger = new Uint8Array(Math.max(out.length * 2, size + n));
+      bigger.set(out.subarray(0, size));
+      out = bigger;
+    };
+    const bits = (n) => {
+      while (count < n) {
+        if (pos >= input.length) throw new Error("zlib data ends early");
+        held |= input[pos++] << count;
+        count += 8;
+      }
+      const v = held & ((1 << n) - 1);
+      held >>>= n;
+      count -= n;
+      return v;
+    };
+    const table = (lengths) => {  // a canonical Huffman code: how many codes of each length, symbols by code
+      const counts = new Uint16Array(16), offsets = new Uint16Array(16), symbols = new Uint16Array(lengths.length);
+      lengths.forEach((len) => { counts[len]++; });
+      counts[0] = 0;
+      for (let len = 1; len < 16; len++) offsets[len] = offsets[len - 1] + counts[len - 1];
+      lengths.forEach((len, symbol) => { if (len) symbols[offsets[len]++] = symbol; });
+      return { counts, symbols };
+    };
+    const symbol = (h) => {
+      let code = 0, first = 0, index = 0;
+      for (let len = 1; len < 16; len++) {
+        code |= bits(1);
+        const n = h.counts[len];
+        if (code - n < first) return h.symbols[index + code - first];
+        index += n;
+        first = (first + n) << 1;
+        code <<= 1;
+      }
+      throw new Error("bad Huffman code in zlib data");
+    };
+    const fixedLit = table(Array.from({ length: 288 }, (_, i) => (i < 144 ? 8 : i < 256 ? 9 : i < 280 ? 7 : 8)));
+    const fixedDist = table(new Array(30).fill(5));
+    let last = 0;
+    while (!last) {
+      last = bits(1);
+      const type = bits(2);
+      if (type === 0) {  // stored: the rest of this byte skipped, then LEN, NLEN and LEN bytes
+        held = 0;
+        count = 0;
+        const len = input[pos] | (input[pos + 1] << 8);
+        if (pos + 4 + len > input.length) throw new Error("zlib data ends early");
+        pos += 4;
+        need(len);
+        out.set(input.subarray(pos, pos + len), size);
+        size += len;
+        pos += len;
+        continue;
+      }
+      if (type === 3) throw new Error("bad block type in zlib data");
+      let lit = fixedLit, dist = fixedDist;
+      if (type === 2) {
+        const nlit = bits(5) + 257, ndist = bits(5) + 1, ncode = bits(4) + 4;
+        const codeLengths = new Array(19).fill(0);
+        for (let i = 0; i < ncode; i++) codeLengths[CODE_ORDER[i]] = bits(3);
+        const lengthCode = table(codeLengths);
+        const lengths = [];
+        while (lengths.length < nlit + ndist) {
+          const s = symbol(lengthCode);
+          if (s < 16) lengths.push(s);
+          else {
+            const repeat = s === 16 ? 3 + bits(2) : s === 17 ? 3 + bits(3) : 11 + bits(7);
+            const value = s === 16 ? lengths[lengths.length - 1] : 0;
+            if (value === undefined) throw new Error("bad code lengths in zlib data");
+            for (let i = 0; i < repeat; i++) lengths.push(value);
+          }
+        }
+        lit = table(lengths.slice(0, nlit));
+        dist = table(lengths.slice(nlit, nlit + ndist));
+      }
+      for (;;) {
+        const s = symbol(lit);
+        if (s < 256) { need(1); out[size++] = s; continue; }
+        if (s === 256) break;
+        const len = LENGTH_BASE[s - 257] + bits(LENGTH_EXTRA[s - 257]);
+        const d = symbol(dist);
+        const back = DIST_BASE[d] + bits(DIST_EXTRA[d]);
+        if (back > size) throw new Error("bad distance in zlib data");
+        need(len);
+        for (let i = 0; i < len; i++, size++) out[size] = out[size - back];
+      }
+    }
+    return out.slice(0, size);
+  }
+  window.toyInflate = inflate;  // for the tests
+  function decodeNow(b64) {
+    const bin = atob(b64);
+    const bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    return new Float64Array(inflate(bytes).buffer);
+  }
+
   // Follow the figure's container: plotly's own `responsive` only listens to window resizes, so a column that
   // settles to its width later (the theme's sidebars) left figures wider than the page. Every text in a figure
   // fits a phone screen as toy.figures breaks it (titles are HTML above the plot), so nothing is measured here.
   function follow(gd) {
+    if (printing) return;  // laid out for paper: fitToPaper sizes the figures
     const width = gd.getBoundingClientRect().width;
     if (!gd._fullLayout || width <= 0 || Math.abs(width - gd._fullLayout.width) <= 1) return;
     if (gd._toyResizing) { gd._toyResizeAgain = true; return; }
@@ -80,12 +233,16 @@
   const PLOT_CONFIG = { displaylogo: false, displayModeBar: false };
 
   // A plain figure: its box, and the JSON beside it
-  async function drawPlain(box, fig) {
+  // (plotly draws within newPlot: when it returns, the figure is on the page; its promise settles later)
+  function drawPlain(box, fig) {
+    if (box._toyDrawn) return box._toyDrawn;  // drawn already (printing may draw it first)
     box.style.height = "";
-    return Plotly.newPlot(box, fig.data, fig.layout, { ...fig.config, ...PLOT_CONFIG }).then((gd) => {
-      box.dataset.ready = "true";
-      if (resizer) resizer.observe(gd);
-    });
+    box._toyDrawn = Promise.resolve(Plotly.newPlot(box, fig.data, fig.layout, { ...fig.config, ...PLOT_CONFIG }))
+      .then((gd) => {
+        box.dataset.ready = "true";
+        if (resizer) resizer.observe(gd);
+      });
+    return box._toyDrawn;
   }
 
   // -- Numbers in titles written exactly as Python writes them ("{x:.3f}", "{x:g}"): Python rounds the exact
@@ -224,7 +381,14 @@
   }
 
   async function init(root, n, spec) {
-    const data = await decode(spec.data);
+    const data = root._toyReady ? null : await decode(spec.data);
+    return setup(root, n, spec, data);
+  }
+
+  // An explorer built from its spec and its decoded data; its first figure is drawn before this returns (the
+  // promise it returns settles when plotly is done). Once per element: printing may have built it already.
+  function setup(root, n, spec, data) {
+    if (root._toyReady) return root._toyReady;
     const state = {};
     const controls = {};
     const byName = {};
@@ -404,6 +568,12 @@
     numbers.className = "toy-explorer-table";
     numbers.innerHTML = "<summary>Numbers behind the figure</summary><div class=\"toy-explorer-tables\"></div>";
     figDiv.after(numbers);
+    // The setting shown, as text (toy.css prints it in place of the controls)
+    const setting = document.createElement("p");
+    setting.className = "toy-explorer-setting";
+    figDiv.after(setting);
+    const settingText = () => (spec.controls.length ? "Shown at: " + spec.controls.map((c) =>
+      `${c.label.replace(/:\s*$/, "")} = ${c.labels[state[c.name]]}`).join("; ") + "." : "");
     function fillTables(traces, layout) {
       if (!numbers.open) return;
       const groups = new Map();
@@ -420,7 +590,7 @@
           const title = ax.title && typeof ax.title === "object" ? ax.title.text : ax.title;
           groups.set(key, { title: String(title || "").replace(/<br>/g, " "), cats, rows: [] });
         }
-        groups.get(key).rows.push([t.name || "series " + (i + 1), ...Array.from(values, Number)]);
+        groups.get(key).rows.push([(t.name || "series " + (i + 1)).replace(/<br\s*\/?>/g, " "), ...Array.from(values, Number)]);
       });
       const esc = (x) => String(x).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
       numbers.lastChild.innerHTML = [...groups.values()].map((g) => "<table class=\"toy-explorer-numbers\">"
@@ -476,6 +646,8 @@
       const { traces, layout, updates, ext } = figureData();
       const title = texts[TITLE].replace(/<br\s*\/?>/g, "\n").replace(/<[^>]*>/g, "");
       if (titleDiv.textContent !== title) titleDiv.textContent = title;
+      const shownAt = settingText();
+      if (setting.textContent !== shownAt) setting.textContent = shownAt;
       const key = JSON.stringify(layout);  // all but the value axes' ranges
       const before = shownRanges;
       const moved = {};
@@ -594,11 +766,13 @@
       known: () => known(state),
       dispose: () => { if (source) source.close(); },
     };
-    await redraw();
-    if (resizer) resizer.observe(figDiv);
-    window.toyExplorers = window.toyExplorers || {};
-    window.toyExplorers[root.id] = api;
-    root.dataset.ready = "true";
+    root._toyReady = redraw().then(() => {
+      if (resizer) resizer.observe(figDiv);
+      window.toyExplorers = window.toyExplorers || {};
+      window.toyExplorers[root.id] = api;
+      root.dataset.ready = "true";
+    });
+    return root._toyReady;
   }
 
   // Start each explorer and figure once, when it comes within a screen of the viewport (or when asked to).
@@ -640,6 +814,84 @@
   }
   const SELECTOR = ".toy-explorer, .toy-plot";
   window.toyDrawAll = () => Promise.all([...document.querySelectorAll(SELECTOR)].map(start));
+
+  // -- Printing. Before the page is laid out for paper (`beforeprint`, or print media however it came: Ctrl+P, the
+  // theme's print button, a headless browser's PDF), every figure not drawn yet is drawn at once, each explorer at
+  // the setting on screen (its default if the reader never came to it; toy.css prints the setting as text in place
+  // of the controls). Then, laid out for paper, each figure is redrawn as wide as its column there; afterwards, as
+  // wide as its column on screen again. A page in dark mode prints in light mode (paper is white).
+  let printing = false;
+  function startNow(el) {
+    if (el.classList.contains("toy-plot")) {
+      const specEl = el.nextElementSibling;
+      if (el._toyDrawn || !specEl || !specEl.classList.contains("toy-plot-spec")) return;
+      const fig = specNow(specEl);
+      plotlyNow();
+      if (!started.has(el)) started.set(el, drawPlain(el, fig));
+      else drawPlain(el, fig);
+      return;
+    }
+    if (el._toyReady) return;
+    el.dataset.started = "true";
+    const n = started.size;
+    if (!el.id) el.id = "toy-explorer-" + n;
+    const spec = specNow(el.querySelector("script.toy-explorer-spec"));
+    plotlyNow();
+    const ready = setup(el, n, spec, decodeNow(spec.data));
+    if (!started.has(el)) started.set(el, ready);
+  }
+  function drawForPaper() {
+    if (printing) return;
+    printing = true;
+    const root = document.documentElement;
+    root.classList.add("toy-printing");  // toy.css: sections laid out, even off screen
+    if (root.dataset.theme === "dark") {  // paper is white: dark mode's light text (and figures) would fade on it
+      root.dataset.toyScreenTheme = "dark";
+      root.dataset.theme = "light";
+    }
+    document.querySelectorAll(SELECTOR).forEach((el) => {
+      try {
+        startNow(el);
+      } catch (err) {
+        const box = el.querySelector(".toy-explorer-figure") || el;
+        box.textContent = "This figure could not be drawn for printing: " + err.message;
+      }
+    });
+  }
+  function fitToPaper() {  // laid out for paper: each figure as wide as its column
+    if (typeof Plotly === "undefined") return;
+    document.querySelectorAll(".js-plotly-plot").forEach((gd) => {
+      const width = Math.floor(gd.getBoundingClientRect().width);
+      if (!gd._fullLayout || width <= 0 || Math.abs(width - gd._fullLayout.width) <= 1) return;
+      gd._toyPaper = true;
+      Plotly.relayout(gd, { width });
+    });
+  }
+  function backToScreen() {
+    if (!printing) return;
+    printing = false;
+    const root = document.documentElement;
+    root.classList.remove("toy-printing");
+    if (root.dataset.toyScreenTheme) {
+      root.dataset.theme = root.dataset.toyScreenTheme;
+      delete root.dataset.toyScreenTheme;
+    }
+    document.querySelectorAll(".js-plotly-plot").forEach((gd) => {
+      if (!gd._toyPaper) return;
+      delete gd._toyPaper;
+      Promise.resolve(Plotly.relayout(gd, { width: null })).then(() => follow(gd), () => follow(gd));
+    });
+  }
+  addEventListener("beforeprint", drawForPaper);
+  addEventListener("afterprint", backToScreen);
+  const paper = matchMedia("print");
+  paper.addEventListener("change", (event) => {
+    if (event.matches) {
+      drawForPaper();
+      fitToPaper();
+    } else backToScreen();
+  });
+  window.toyPrintNow = () => { drawForPaper(); fitToPaper(); };  // what printing does (tests)
 
   function initAll() {
     document.querySelectorAll(SELECTOR).forEach(watch);

@@ -57,6 +57,31 @@
     return list;
   }
 
+  function idleText() {
+    // What Live code does and where its kernel comes from, in words a reader of the published book can act on. A
+    // loopback server (scripts/live.sh's, the book's default) is named by its address only when a link from
+    // scripts/live.sh gave it: the reader may run none, and scripts/live.sh's answers only the book it serves, opened
+    // from that link. Without a link, the same words as book/_ext/toyhtml.py's live_status writes into the page as
+    // built (tests/test_page_speed.py runs both).
+    if (!config.thebe) return `Live code is unavailable in this build: ${config.off}.`;
+    const does = "Live code turns this page's code cells into editors you can change and run in a Jupyter kernel; " +
+      "figures and explorers redraw.";
+    const linked = (JSON.parse(sessionStorage.getItem(STORE) || "{}").server || "").replace(/\/+$/, "");
+    const server = (config.server || "").replace(/\/+$/, "");
+    const local = Boolean(server) && isLoopback(server);
+    const routes = [];
+    if (linked) routes.push(`the Jupyter server at ${linked} (from your link)`);
+    if (server && !local && server !== linked) routes.push(`the Jupyter server at ${server}`);
+    if (config.binder) routes.push("Binder (which takes a minute or more to start)");
+    if (!routes.length && !local) return `${does} No kernel is configured for this book.`;
+    let said = routes.join(", else from ");
+    if (local && !linked) {
+      const here = "your computer: run bash scripts/live.sh in the book's repository and open the link it prints";
+      said = said ? `${said}, or from ${here}` : here;
+    }
+    return `${does} Its kernel comes from ${said}.`;
+  }
+
   async function timed(promise, ms, why) {
     let timer;
     const limit = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(why)), ms); });
@@ -208,11 +233,8 @@
     }
     const button = bar.querySelector(".toy-live-button");
     const status = bar.querySelector(".toy-live-status");
-    const list = routes();
-    const text = !config.thebe ? `Live code is unavailable in this build: ${config.off}.`
-      : "Edit and run this page's code: " + (list.length ? list.map((r) => r.label).join(", else ") + "."
-        : "no kernel is configured for this book.");
-    if (status.textContent !== text) status.textContent = text;  // a server from a link (sessionStorage) added
+    const text = idleText();
+    if (status.textContent !== text) status.textContent = text;  // a server from a link (sessionStorage) named
     const say = (text, state, details = []) => {
       status.textContent = text;
       if (details.length) {
