@@ -106,9 +106,8 @@ def main() -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
     env = {**os.environ, "CHROME_PATH": "/usr/bin/chromium"}
-    # PaintHolding off: in headless Chromium on a busy machine it held the first paint of a page that had loaded
-    # (main thread idle) for one or two whole seconds, at random; Lighthouse's simulation then counts every request
-    # made before that paint as blocking it (GoogleChrome/lighthouse#17148 reports the same on PageSpeed Insights).
+    # PaintHolding stays on, as in a default Chromium (issue 31), although on a busy machine it can hold a loaded
+    # page's first paint for a second or two.
     flags = ("--headless=new --no-sandbox --disable-gpu --no-first-run --disable-background-networking "
              "--disable-component-update --disable-sync")
     load = os.getloadavg()[0]

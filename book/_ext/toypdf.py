@@ -4,7 +4,8 @@ After the build (``toybook``, once ``toyhtml`` and ``toyfonts`` have finished th
 on 127.0.0.1 from this process and each page of a chapter in the table of contents (``_toc.yml``: the chapter's
 own page, then its sections, in reading order) is opened in Debian's Chromium through playwright. Every figure is
 drawn first (``window.toyDrawAll()``, which returns a promise), then the page is printed as the page's own print
-stylesheet lays it out (nothing is emulated): A4, 15 mm margins, the page's title above and "page X of Y" below,
+stylesheet lays it out (nothing is emulated): A4, with the margins of its `@page` rule (16 mm top and bottom, 14 mm
+at the sides; Chromium prefers them to the 15 mm asked for here), the page's title above and "page X of Y" below,
 bookmarks from the headings (``outline``) and a tagged (accessible) PDF.
 
 Each print is then finished with pypdf:
@@ -17,19 +18,20 @@ Each print is then finished with pypdf:
 * the tagged structure is kept (in a chapter's PDF, each page's as a part of one document), with the ids
   Chromium gives table headers (which count the browser's nodes, so change from run to run) numbered in order;
 * the metadata is fixed, so two builds of one commit give the same bytes: the title (the page's), the author
-  (``_config.yml``), the dates (``SOURCE_DATE_EPOCH``, else the repository's last commit, else a constant) and a
+  (``_config.yml``), the dates (``SOURCE_DATE_EPOCH``, else the repository's last commit when the build ran, else a
+  constant) and a
   file identifier made from the content.
 
 A chapter's PDF (``<chapter folder>/<its name without the number>.pdf``, e.g.
 ``chapters/04-the-llm-as-a-policy/the-llm-as-a-policy.pdf``) is its pages' prints one after another, with one
-bookmark per page (its title) and that page's bookmarks under it. Each page keeps its own header and page numbers
-("page 3 of 20" of that section, under the section's title).
+bookmark per page (its title) and that page's bookmarks under it. Each page keeps its own header (the section's
+title) and footer ("page 3 of 20" of that section).
 
 Without Chromium (or playwright, or pypdf) no PDF is made: one line says so and what to install, and the build
 goes on; the pages then offer no PDF either (``toybook``).
 
 ``python book/_ext/toypdf.py _build/html [--out FOLDER]`` makes the PDFs of a built site (into ``FOLDER``, else
-into the site) and says how long it took: on 2026-12-03, on 2 cores busy with other work (load 4 to 8), 27 to 38 s
+into the site) and says how long it took: on 2026-12-03, on 2 cores busy with other work (load 4 to 8), 20 to 38 s
 for chapter 4's six pages, of which printing took all but about 5 s.
 """
 

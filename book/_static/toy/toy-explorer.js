@@ -590,7 +590,8 @@
           const title = ax.title && typeof ax.title === "object" ? ax.title.text : ax.title;
           groups.set(key, { title: String(title || "").replace(/<br>/g, " "), cats, rows: [] });
         }
-        groups.get(key).rows.push([(t.name || "series " + (i + 1)).replace(/<br\s*\/?>/g, " "), ...Array.from(values, Number)]);
+        // a legend name of several lines (one per panel) is named in the table by its first
+        groups.get(key).rows.push([(t.name || "series " + (i + 1)).split(/<br\s*\/?>/)[0], ...Array.from(values, Number)]);
       });
       const esc = (x) => String(x).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
       numbers.lastChild.innerHTML = [...groups.values()].map((g) => "<table class=\"toy-explorer-numbers\">"
