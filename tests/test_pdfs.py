@@ -346,6 +346,7 @@ def test_the_download_menu_offers_a_chapter_page_its_pdf_and_its_chapters_and_ot
         toybook._pdf_buttons(app, pagename, "page.html", made, None)
         buttons = made["header_buttons"][0]["buttons"]
         assert buttons[-1]["label"] == "download-pdf-button", "the theme's print entry stays, last"
+        assert buttons[-1]["text"] == "Print this page", "the print entry says what it does (not '.pdf')"
         offered = [posixpath.normpath(posixpath.join(posixpath.dirname(pagename), b["url"])) for b in buttons[:-1]]
         wanted = [toypdf.page_pdf(page), CHAPTERS[0].pdf] if pagename == page else [c.pdf for c in CHAPTERS]
         assert offered == wanted

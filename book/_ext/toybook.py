@@ -495,7 +495,12 @@ def _pdf_buttons(app, pagename, templatename, context, doctree):
     books = getattr(app, "_toybook_pdf_chapters", None)
     group = next((b for b in context.get("header_buttons") or []
                   if isinstance(b, dict) and b.get("label") == "download-buttons"), None)
-    if not books or group is None:
+    if group is None:
+        return
+    for button in group.get("buttons", []):  # the theme calls its window.print() entry ".pdf": say what it does
+        if button.get("label") == "download-pdf-button":
+            button.update(text="Print this page", icon="fas fa-print")
+    if not books:
         return
     entries = []
     for path, chapter in toypdf.downloads(pagename, books):

@@ -104,6 +104,18 @@ def _screen_figures(bt, browser, site_url, doc):
     return figures
 
 
+def _printed_text(bt, page, log, pdf) -> str:
+    """The open page printed to A4 as Chromium prints it (then closed), and the PDF's text, flattened."""
+    import pypdf
+
+    try:
+        page.pdf(path=str(pdf), format="A4")
+        assert not log.problems(), log.problems()
+    finally:
+        bt.close(page)
+    return _flat("".join(p.extract_text() for p in pypdf.PdfReader(pdf).pages))
+
+
 def _flat(text: str) -> str:
     """Text as compared between screen and PDF: compatibility forms (the PDF's ligatures), no whitespace."""
     return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text))
@@ -165,18 +177,11 @@ def _has_figures(bt, site_url, doc):
 
 
 def test_the_pdf_of_a_page_printed_as_it_opens_holds_every_figure(bt, browser, site_url, chapter_doc, tmp_path):
-    pypdf = pytest.importorskip("pypdf", reason="pypdf is in requirements.txt")
     if not _has_figures(bt, site_url, chapter_doc):
         pytest.skip(f"{chapter_doc} has no figure")
     screen = _screen_figures(bt, browser, site_url, chapter_doc)
     page, log = _open_as_it_opens(bt, browser, site_url, chapter_doc)
-    try:
-        pdf = tmp_path / "page.pdf"
-        page.pdf(path=str(pdf), format="A4")
-        assert not log.problems(), log.problems()
-    finally:
-        bt.close(page)
-    text = _flat("".join(p.extract_text() for p in pypdf.PdfReader(pdf).pages))
+    text = _printed_text(bt, page, log, tmp_path / "page.pdf")
     needed: dict[str, int] = {}
     for f in screen:
         # texts with sub- or superscripts or accents (π_ref, V̂) are extracted from a PDF in pieces: left out
@@ -216,7 +221,6 @@ def test_explorer_prints_the_setting_on_screen_and_figures_come_back_after(bt, b
 
 
 def test_closed_solutions_stay_closed_on_paper_and_an_opened_one_prints(bt, browser, site_url, tmp_path):
-    pypdf = pytest.importorskip("pypdf", reason="pypdf is in requirements.txt")
     doc = next(d for d in bt.CHAPTER_PAGES if "4.1" in d)
     page, log = _open_as_it_opens(bt, browser, site_url, doc)
     try:
@@ -227,12 +231,10 @@ def test_closed_solutions_stay_closed_on_paper_and_an_opened_one_prints(bt, brow
         words = [t for t in texts if len(t) > 120]
         assert len(words) >= 2, texts
         page.locator(".admonition.solution").nth(texts.index(words[0])).locator("button.toggle-button").click()
-        pdf = tmp_path / "page.pdf"
-        page.pdf(path=str(pdf), format="A4")
-        assert not log.problems(), log.problems()
-    finally:
+    except BaseException:
         bt.close(page)
-    text = _flat("".join(p.extract_text() for p in pypdf.PdfReader(pdf).pages))
+        raise
+    text = _printed_text(bt, page, log, tmp_path / "page.pdf")
     # each solution's longest run of plain words (its math is extracted from a PDF differently)
     phrase = [_flat(max(re.findall(r"(?:[A-Za-z]{2,}[,.]? ){4,}", t + " "), key=len)) for t in words]
     assert all(len(p) > 20 for p in phrase), phrase
