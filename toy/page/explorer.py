@@ -560,7 +560,8 @@ def figure_tables(fig) -> list[dict]:
             ax = layout.get(("xaxis" if horizontal else "yaxis") + axis[1:], {}) or {}
             title = (ax.get("title") or {}).get("text") if isinstance(ax.get("title"), dict) else ax.get("title")
             groups[key] = {"title": str(title or "").replace("<br>", " "), "header": cats, "rows": []}
-        groups[key]["rows"].append([str(t.get("name") or f"series {i + 1}")] + values)
+        name = str(t.get("name") or f"series {i + 1}")
+        groups[key]["rows"].append([re.sub(r"\s*<br\s*/?>\s*", " ", name)] + values)  # a legend's lines, as one
     return list(groups.values())
 
 

@@ -590,8 +590,8 @@
           const title = ax.title && typeof ax.title === "object" ? ax.title.text : ax.title;
           groups.set(key, { title: String(title || "").replace(/<br>/g, " "), cats, rows: [] });
         }
-        // a legend name of several lines (one per panel) is named in the table by its first
-        groups.get(key).rows.push([(t.name || "series " + (i + 1)).split(/<br\s*\/?>/)[0], ...Array.from(values, Number)]);
+        const name = (t.name || "series " + (i + 1)).replace(/\s*<br\s*\/?>\s*/g, " ");  // a legend's lines, as one
+        groups.get(key).rows.push([name, ...Array.from(values, Number)]);
       });
       const esc = (x) => String(x).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
       numbers.lastChild.innerHTML = [...groups.values()].map((g) => "<table class=\"toy-explorer-numbers\">"
