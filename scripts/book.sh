@@ -6,6 +6,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# Chromium prints the chapter's PDFs (book/_ext/toypdf.py): installed when missing, as root. Otherwise (or when
+# TOYBOOK_CHROMIUM names another Chromium) nothing here: without it the book builds with no PDFs and says so in one line.
+if [ -z "${TOYBOOK_CHROMIUM:-}" ] && [ "$(id -u)" = "0" ]; then
+  source scripts/debian.sh
+  debian_packages "the book's PDFs" chromium=chromium || true
+fi
 if [ "${TOYBOOK_PUBLISH:-0}" != "0" ]; then  # a build for publishing needs a repository (README: Publish your own copy)
   repository=$(.venv/bin/python book/_ext/toysite.py repository)
   echo "A build for publishing, from $repository"
