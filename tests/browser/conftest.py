@@ -121,7 +121,7 @@ class PageLog:
 
 def _is_local(url: str) -> bool:
     parts = urllib.parse.urlsplit(url)
-    return parts.scheme in ("data", "blob", "about") or parts.hostname in LOCAL_HOSTS
+    return parts.scheme in ("data", "blob", "about", "file") or parts.hostname in LOCAL_HOSTS
 
 
 def new_page(browser, width: int = 1280, height: int = 900):

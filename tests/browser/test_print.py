@@ -9,7 +9,8 @@ prints it, and what is printed is compared with what the screen shows:
   explorers' controls, copy and toggle buttons), and each explorer prints its setting as text in place of its
   controls, the setting on screen when it was printed;
 - a closed solution stays closed on paper, an opened one prints open;
-- after printing, every figure is as wide as its column on screen again.
+- after printing, every figure is as wide as its column on screen again;
+- a page opened from the disk (file://) prints every figure too.
 
 The page script inflates an explorer's data itself when printing (no asynchronous DecompressionStream then):
 its inflate is checked against Python's zlib here too.
@@ -176,11 +177,16 @@ def _has_figures(bt, site_url, doc):
     return 'class="toy-plot"' in html or 'class="toy-explorer"' in html
 
 
-def test_the_pdf_of_a_page_printed_as_it_opens_holds_every_figure(bt, browser, site_url, chapter_doc, tmp_path):
+@pytest.mark.parametrize("origin", ["served", "from the disk"])
+def test_the_pdf_of_a_page_printed_as_it_opens_holds_every_figure(bt, browser, site_url, built_site, chapter_doc,
+                                                                  origin, tmp_path):
+    """Served over HTTP, and opened from the disk (file://, where the page cannot fetch at once when printed, so
+    it loads what its figures need as it opens)."""
     if not _has_figures(bt, site_url, chapter_doc):
         pytest.skip(f"{chapter_doc} has no figure")
     screen = _screen_figures(bt, browser, site_url, chapter_doc)
-    page, log = _open_as_it_opens(bt, browser, site_url, chapter_doc)
+    base = site_url if origin == "served" else built_site.resolve().as_uri()
+    page, log = _open_as_it_opens(bt, browser, base, chapter_doc)
     text = _printed_text(bt, page, log, tmp_path / "page.pdf")
     needed: dict[str, int] = {}
     for f in screen:
@@ -190,7 +196,8 @@ def test_the_pdf_of_a_page_printed_as_it_opens_holds_every_figure(bt, browser, s
         for t in plain:
             needed[_flat(t)] = needed.get(_flat(t), 0) + 1
     short = {t: (text.count(t), n) for t, n in needed.items() if text.count(t) < n}
-    assert not short, f"{chapter_doc}: figure texts missing from the PDF (found, needed): {short}"
+    assert not short, f"{chapter_doc} ({origin}): figure texts missing from the PDF (found, needed): {short}"
+    assert "couldnotbedrawn" not in text, f"{chapter_doc} ({origin}): a figure could not be drawn for printing"
 
 
 def test_explorer_prints_the_setting_on_screen_and_figures_come_back_after(bt, browser, site_url):

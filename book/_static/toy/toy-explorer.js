@@ -894,7 +894,20 @@
   });
   window.toyPrintNow = () => { drawForPaper(); fitToPaper(); };  // what printing does (tests)
 
+  // A page opened from the disk (file://) cannot fetch at once when it is printed (browsers refuse synchronous
+  // requests for files), so there everything a figure needs is loaded as the page opens (by scripts, which the
+  // page's load event waits for), and printing draws from it. Served pages keep loading figures as they come near.
+  function preloadForPaper() {
+    if (location.protocol !== "file:") return;
+    const quiet = () => {};  // a figure that fails to load says so when it is drawn
+    loadPlotly().catch(quiet);
+    document.querySelectorAll("script.toy-plot-spec, script.toy-explorer-spec").forEach((el) => {
+      if (el.dataset.src) loadSpec(el).catch(quiet);
+    });
+  }
+
   function initAll() {
+    preloadForPaper();
     document.querySelectorAll(SELECTOR).forEach(watch);
     // Figures plotly drew by itself (Live code shows a cell's output in place) follow their column.
     const followPlain = () => document.querySelectorAll(".js-plotly-plot").forEach((gd) => {
