@@ -177,17 +177,34 @@ def _has_figures(bt, site_url, doc):
     return 'class="toy-plot"' in html or 'class="toy-explorer"' in html
 
 
+def _print_from_the_command_line(bt, url: str, pdf) -> str:
+    """``chromium --headless --print-to-pdf``: the page opened at its default window and printed once loaded."""
+    import subprocess
+
+    import pypdf
+
+    proc = subprocess.run([bt.CHROMIUM, *bt.CHROMIUM_FLAGS, "--no-pdf-header-footer", f"--user-data-dir={pdf.parent}",
+                           f"--print-to-pdf={pdf}", url], capture_output=True, text=True, timeout=120)
+    assert pdf.is_file(), f"chromium --print-to-pdf made no PDF (exit {proc.returncode}): {proc.stderr[-2000:]}"
+    return _flat("".join(p.extract_text() for p in pypdf.PdfReader(pdf).pages))
+
+
 @pytest.mark.parametrize("origin", ["served", "from the disk"])
+@pytest.mark.parametrize("printer", ["page.pdf", "chromium --print-to-pdf"])
 def test_the_pdf_of_a_page_printed_as_it_opens_holds_every_figure(bt, browser, site_url, built_site, chapter_doc,
-                                                                  origin, tmp_path):
-    """Served over HTTP, and opened from the disk (file://, where the page cannot fetch at once when printed, so
-    it loads what its figures need as it opens)."""
+                                                                  printer, origin, tmp_path):
+    """Printed by the page's browser as it opens (playwright's page.pdf) and by Chromium's command line, of the page
+    served over HTTP and opened from the disk (file://, where the page cannot fetch at once when printed, so it
+    loads what its figures need as it opens)."""
     if not _has_figures(bt, site_url, chapter_doc):
         pytest.skip(f"{chapter_doc} has no figure")
     screen = _screen_figures(bt, browser, site_url, chapter_doc)
     base = site_url if origin == "served" else built_site.resolve().as_uri()
-    page, log = _open_as_it_opens(bt, browser, base, chapter_doc)
-    text = _printed_text(bt, page, log, tmp_path / "page.pdf")
+    if printer == "page.pdf":
+        page, log = _open_as_it_opens(bt, browser, base, chapter_doc)
+        text = _printed_text(bt, page, log, tmp_path / "page.pdf")
+    else:
+        text = _print_from_the_command_line(bt, bt.page_url(base, chapter_doc), tmp_path / "page.pdf")
     needed: dict[str, int] = {}
     for f in screen:
         # texts with sub- or superscripts or accents (π_ref, V̂) are extracted from a PDF in pieces: left out
@@ -196,8 +213,9 @@ def test_the_pdf_of_a_page_printed_as_it_opens_holds_every_figure(bt, browser, s
         for t in plain:
             needed[_flat(t)] = needed.get(_flat(t), 0) + 1
     short = {t: (text.count(t), n) for t, n in needed.items() if text.count(t) < n}
-    assert not short, f"{chapter_doc} ({origin}): figure texts missing from the PDF (found, needed): {short}"
-    assert "couldnotbedrawn" not in text, f"{chapter_doc} ({origin}): a figure could not be drawn for printing"
+    where = f"{chapter_doc} ({printer}, {origin})"
+    assert not short, f"{where}: figure texts missing from the PDF (found, needed): {short}"
+    assert "couldnotbedrawn" not in text, f"{where}: a figure could not be drawn for printing"
 
 
 def test_explorer_prints_the_setting_on_screen_and_figures_come_back_after(bt, browser, site_url):
