@@ -311,6 +311,50 @@ def test_every_page_offers_the_pdfs_that_exist(site):
         assert "fa-file-pdf" in menu.group(0)
 
 
+# -- a page printed until two prints agree ----------------------------------------------------------------------
+@pytest.mark.parametrize("bodies, chosen, prints", [
+    ([b"A", b"A"], b"A", 2),                     # as on a quiet machine: two prints, alike
+    ([b"A", b"B", b"A"], b"A", 3),               # one print a fraction of a pixel off
+    ([b"B", b"A", b"A"], b"A", 3),               # the first one off
+    ([b"A", b"B", b"C", b"B"], b"B", 4),
+])
+def test_a_page_is_printed_until_two_prints_agree(bodies, chosen, prints):
+    import asyncio
+
+    made = iter(bodies)
+    calls = []
+
+    async def print_once(doc):
+        calls.append(doc)
+        return toypdf.Print(doc, "t", [], next(made) + b" printed at %d" % len(calls))
+
+    got = asyncio.run(toypdf.agreed(print_once, "chapters/x", key=lambda p: p.pdf.split(b" ")[0]))
+    assert got.pdf.startswith(chosen + b" ") and got.prints == prints and len(calls) == prints
+
+
+def test_a_page_whose_prints_never_agree_fails_the_build_and_says_so():
+    import asyncio
+
+    made = iter(bytes([65 + i]) for i in range(toypdf.TRIES))
+
+    async def print_once(doc):
+        return toypdf.Print(doc, "t", [], next(made))
+
+    with pytest.raises(RuntimeError, match=rf"chapters/x\.html printed {toypdf.TRIES} times, and no two prints agree"):
+        asyncio.run(toypdf.agreed(print_once, "chapters/x", key=lambda p: p.pdf))
+
+
+@pytest.mark.slow
+def test_two_prints_of_a_page_with_tables_differ_but_agree(site):
+    """Chromium stamps each print with its moment and numbers table headers' ids by the browser's nodes, so two
+    prints of one page never have the same bytes; what they agree on is the PDF made from each."""
+    doc = next(d for d in PAGES if "4.5" in d)
+    with toypdf.serve(site) as base:
+        first, second = (toypdf.print_pages(base, [doc])[0] for _ in range(2))
+        assert first.pdf != second.pdf
+        assert toypdf.print_key(first, base) == toypdf.print_key(second, base)
+
+
 # -- without Chromium ----------------------------------------------------------------------------------------------
 def test_without_chromium_no_pdf_is_made_and_one_line_says_so(tmp_path, monkeypatch):
     site = tmp_path / "html"

@@ -6,7 +6,9 @@ own page, then its sections, in reading order) is opened in Debian's Chromium th
 drawn first (``window.toyDrawAll()``, which returns a promise), then the page is printed as the page's own print
 stylesheet lays it out (nothing is emulated): A4, with the margins of its `@page` rule (16 mm top and bottom, 14 mm
 at the sides; Chromium prefers them to the 15 mm asked for here), the page's title above and "page X of Y" below,
-bookmarks from the headings (``outline``) and a tagged (accessible) PDF.
+bookmarks from the headings (``outline``) and a tagged (accessible) PDF. A page is printed until two of its prints
+agree (make the same PDF once finished, below): on a busy machine Chromium now and then places a line of text a
+fraction of a pixel differently, so one print alone does not make the same bytes on every build.
 
 Each print is then finished with pypdf:
 
@@ -31,8 +33,8 @@ Without Chromium (or playwright, or pypdf) no PDF is made: one line says so and 
 goes on; the pages then offer no PDF either (``toybook``).
 
 ``python book/_ext/toypdf.py _build/html [--out FOLDER]`` makes the PDFs of a built site (into ``FOLDER``, else
-into the site) and says how long it took: on 2026-12-03, on 2 cores busy with other work (load 4 to 8), 20 to 38 s
-for chapter 4's six pages, of which printing took all but about 5 s.
+into the site) and says how long it took: on 2026-12-05, on 2 cores, 35 s for chapter 4's six pages (each printed
+twice), 60 s with six busy loops running beside it; printing takes all but about 5 s.
 """
 
 from __future__ import annotations
@@ -68,12 +70,16 @@ CHAPTERS = "chapters/"
 MARGIN = "15mm"
 FALLBACK_EPOCH = 1767225600  # 2026-01-01 00:00 UTC: the dates of a build with no SOURCE_DATE_EPOCH and no git
 TIMEOUT_MS = 120_000
+TRIES = 5  # prints of one page, at most, to find two that agree
 OUTLINE_LEVELS = 3  # h1 (the page's title), h2, h3
 
 # What the page says about itself once its figures are drawn: its title and its headings (level, text, the id of
 # the section each heads). Only the article's headings: not the theme's print-only table of contents.
 PAGE_FACTS_JS = """async () => {
   if (typeof window.toyDrawAll === "function") await window.toyDrawAll();
+  // every font the page declares, loaded now: a font is fetched only once text laid out needs it, and printing lays
+  // out sections the screen skipped (their math's KaTeX fonts), without waiting for what that asks for
+  await Promise.all([...document.fonts].map((font) => font.load().catch(() => null)));
   await document.fonts.ready;
   await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
   const text = (el) => {
@@ -215,6 +221,14 @@ class Print:
     title: str
     headings: list[dict]
     pdf: bytes
+    prints: int = 1  # how many times the page was printed to find two prints that agree
+
+
+def print_key(printed: Print, base: str) -> str:
+    """What two prints of one page must share: the bytes of the PDF made from each (``assemble``), which leaves out
+    what changes from print to print by design (the moment, the ids Chromium numbers table headers with)."""
+    pdf = assemble([printed], base, page_pdf(printed.doc), printed.title, "", FALLBACK_EPOCH)
+    return hashlib.sha256(pdf).hexdigest()
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -261,6 +275,19 @@ async def _print_one(browser, base: str, doc: str) -> Print:
         await page.close()
 
 
+async def agreed(print_once, doc: str, key) -> Print:
+    """``await print_once(doc)`` until two of its prints agree (have one ``key(print)``); the first of those two,
+    with the number of prints it took."""
+    seen: dict[str, Print] = {}
+    for tries in range(1, TRIES + 1):
+        printed = await print_once(doc)
+        first = seen.setdefault(key(printed), printed)
+        if first is not printed:
+            first.prints = tries
+            return first
+    raise RuntimeError(f"toypdf: {doc}.html printed {TRIES} times, and no two prints agree")
+
+
 async def _print_all(base: str, docs: list[str], at_once: int) -> list[Print]:
     from playwright.async_api import async_playwright
 
@@ -273,7 +300,10 @@ async def _print_all(base: str, docs: list[str], at_once: int) -> list[Print]:
                 async with slots:
                     return await _print_one(browser, base, doc)
 
-            return list(await asyncio.gather(*(one(doc) for doc in docs)))
+            def key(printed):
+                return print_key(printed, base)
+
+            return list(await asyncio.gather(*(agreed(one, doc, key) for doc in docs)))
         finally:
             await browser.close()
 
@@ -644,8 +674,10 @@ def make_pdfs(outdir: Path, root: Path = ROOT, target: Path | None = None, log=p
             write(page_pdf(doc), assemble([p], base, page_pdf(doc), p.title, author, epoch))
         pages = [printed[doc] for doc in chapter.pages]
         write(chapter.pdf, assemble(pages, base, chapter.pdf, pages[0].title, author, epoch))
+    again = sum(p.prints > 2 for p in printed.values())
     log(f"toypdf: {len(written)} PDFs ({len(docs)} pages, {len(books)} chapter{'s' * (len(books) != 1)}) in "
-        f"{time.monotonic() - start:.1f} s ({printing:.1f} s of it printing)")
+        f"{time.monotonic() - start:.1f} s ({printing:.1f} s of it printing each page until two prints agree"
+        + (f"; {again} page{'s' * (again != 1)} printed more than twice" if again else "") + ")")
     return written
 
 
