@@ -6,9 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-# Chromium prints the chapter's PDFs (book/_ext/toypdf.py): installed when missing, as root. Otherwise (or when
-# TOYBOOK_CHROMIUM names another Chromium) nothing here: without it the book builds with no PDFs and says so in one line.
-if [ -z "${TOYBOOK_CHROMIUM:-}" ] && [ "$(id -u)" = "0" ]; then
+# Chromium prints the chapter's PDFs (book/_ext/toypdf.py): installed when missing, as root with apt-get. Otherwise
+# (or when TOYBOOK_CHROMIUM names another Chromium) nothing here: without it the book builds with no PDFs and says so
+# in one line.
+if [ -z "${TOYBOOK_CHROMIUM:-}" ] && [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] \
+   && command -v apt-get >/dev/null; then
   source scripts/debian.sh
   debian_packages "the book's PDFs" chromium=chromium || true
 fi

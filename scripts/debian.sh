@@ -1,6 +1,7 @@
 # Sourced by scripts/book.sh and scripts/test.sh: install Debian packages that are missing, when we can.
 # debian_packages WHO COMMAND=PACKAGE...: installs each PACKAGE whose COMMAND is not on PATH, as root with apt-get;
-# otherwise says that WHO ("the tests") needs it and what to run. Returns 1 when something is still missing.
+# otherwise says that WHO ("the tests") needs it and what to run, and returns 1. An apt-get that fails returns its own
+# code.
 
 # apt-get with patience: DPkg::Lock::Timeout makes it wait for dpkg's own lock, but not for the locks of
 # /var/lib/apt/lists (apt-get update) or /var/cache/apt/archives (the download), which fail at once while another

@@ -329,7 +329,9 @@ def test_a_page_is_printed_until_two_prints_agree(bodies, chosen, prints):
         return toypdf.Print(doc, "t", [], next(made) + b" printed at %d" % len(calls))
 
     got = asyncio.run(toypdf.agreed(print_once, "chapters/x", key=lambda p: p.pdf.split(b" ")[0]))
-    assert got.pdf.startswith(chosen + b" ") and got.prints == prints and len(calls) == prints
+    # the first of the two prints that agree, and how many prints it took
+    assert got.pdf == chosen + b" printed at %d" % (bodies.index(chosen) + 1)
+    assert got.prints == prints and len(calls) == prints
 
 
 def test_a_page_whose_prints_never_agree_fails_the_build_and_says_so():
