@@ -191,6 +191,44 @@ def _sb_close(value, want, tol) -> bool:
         np.allclose(got, want, atol=tol, rtol=tol))
 
 
+def _sb_caller(stub_error, seconds=0.3):
+    """The probe's ``call(fn, args)``: (True, what it returned), (None, None) if ``fn`` raised ``stub_error`` (a
+    stub), ("late", None) if it used more than ``seconds`` of the process's CPU time, (False, None) if anything else
+    raised.
+
+    CPU time (ITIMER_PROF), not wall time: whether a call is late depends on its work, not on what else the machine
+    runs. The alarm can never escape a call: its handler raises only while the call is armed, and the call is
+    disarmed inside the ``try`` whose ``except`` catches it, so an alarm that comes as the call returns is "late",
+    and one that comes after it is ignored (issue 43: a late alarm killed the whole probe on a busy machine)."""
+    import signal
+
+    armed = [False]
+
+    def out_of_time(signum, frame):
+        if armed[0]:
+            raise TimeoutError
+
+    signal.signal(signal.SIGPROF, out_of_time)
+
+    def call(fn, args):
+        try:
+            try:
+                armed[0] = True
+                signal.setitimer(signal.ITIMER_PROF, seconds)
+                return True, fn(*args)
+            finally:
+                armed[0] = False
+                signal.setitimer(signal.ITIMER_PROF, 0)
+        except stub_error:
+            return None, None
+        except TimeoutError:
+            return "late", None
+        except BaseException:  # noqa: BLE001 - a probe's call may fail any way at all
+            return False, None
+
+    return call
+
+
 def _sb_probe(case, n, answers, tol, modules=None):
     """Call every callable the sandbox holds (``toy`` and the private modules beside it) on arguments drawn from one
     case; whatever reproduces its answer is tried again, the same way, on every other case. Returns the leaks (those
@@ -198,7 +236,6 @@ def _sb_probe(case, n, answers, tol, modules=None):
     import importlib
     import inspect
     import itertools
-    import signal
     import sys
     import types
     import zipfile
@@ -216,25 +253,7 @@ def _sb_probe(case, n, answers, tol, modules=None):
             if modules is None or any(module == m or module.startswith(m + ".") for m in modules):
                 importlib.import_module(module)
 
-    def out_of_time(signum, frame):
-        raise TimeoutError
-
-    signal.signal(signal.SIGALRM, out_of_time)
-
-    def call(fn, args):
-        """(True, what it returned), (None, None) if it is a stub's raise, ("late", None) if it ran out of time,
-        (False, None) if anything else raised."""
-        signal.setitimer(signal.ITIMER_REAL, 0.3)
-        try:
-            return True, fn(*args)
-        except ForbiddenReference:
-            return None, None
-        except TimeoutError:
-            return "late", None
-        except BaseException:  # noqa: BLE001 - a probe's call may fail any way at all
-            return False, None
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
+    call = _sb_caller(ForbiddenReference)
 
     def ours(name):
         if modules is not None:
@@ -334,7 +353,8 @@ def _sb_probe(case, n, answers, tol, modules=None):
 
 
 SANDBOX_SCRIPT = "\n\n".join(inspect.getsource(f) for f in (
-    _sb_main, _sb_pool, _sb_keys, _sb_index, _sb_views, _sb_view, _sb_close, _sb_probe)) + "\n\n_sb_main()\n"
+    _sb_main, _sb_pool, _sb_keys, _sb_index, _sb_views, _sb_view, _sb_close, _sb_caller, _sb_probe,
+)) + "\n\n_sb_main()\n"
 
 
 def run_in_sandbox(files: dict[str, str], job: dict, tmp: Path, name: str) -> dict:
@@ -852,3 +872,82 @@ def test_a_bad_allow_declaration_says_what_is_wrong():
     with pytest.raises(ValueError, match="in words"):
         registry.allow("4.1-value", " ", "reward")
     assert registry.allowed_for("4.1-value").capabilities == ("policy.next_token_probs", "reward")
+
+
+# -- the probe's clock (issue 43) ----------------------------------------------------------------------------------
+def test_a_late_alarm_never_escapes_the_probes_call():
+    """The probe's alarm can come at any moment of a call's end: as the function returns, inside the disarming, or
+    after the call has returned. Each moment is forced here (the alarm's signal raised at the k-th profiler event
+    from the function's return on): the call says "late" or what it returned, and no TimeoutError escapes. Before
+    issue 43 an alarm in the disarming escaped and killed the whole probe (24 errors on a busy machine)."""
+    import signal
+
+    old = signal.getsignal(signal.SIGPROF)
+    call = _sb_caller(LookupError)
+
+    def answer():
+        return 42
+
+    outcomes = []
+    try:
+        for k in range(1, 10):
+            seen = [0]
+
+            def hook(frame, event, arg, seen=seen, k=k):
+                if seen[0] or (event == "return" and frame.f_code is answer.__code__):
+                    seen[0] += 1
+                    if seen[0] == k:
+                        signal.raise_signal(signal.SIGPROF)
+
+            sys.setprofile(hook)
+            try:
+                outcomes.append(call(answer, ())[0])
+            finally:
+                sys.setprofile(None)
+        assert call(answer, ()) == (True, 42)  # and the next call is not hit by a stale alarm
+    finally:
+        signal.signal(signal.SIGPROF, old)
+    assert outcomes[0] == "late" and set(outcomes) <= {True, "late"}, outcomes
+
+
+def test_a_call_is_late_by_its_own_work_not_the_machines_load():
+    """"Late" is 0.3 s of the process's own CPU time: a call that sleeps (no work) is not late, one that computes
+    past its budget is, and a quick one is on time however busy the machine is."""
+    import signal
+    import time
+
+    old = signal.getsignal(signal.SIGPROF)
+    call = _sb_caller(LookupError, seconds=0.05)
+
+    def spin():
+        end = time.process_time() + 0.5
+        while time.process_time() < end:
+            pass
+        return 1
+
+    try:
+        assert call(time.sleep, (0.2,))[0] is True
+        assert call(spin, ())[0] == "late"
+        assert call(sum, (range(1000),)) == (True, 499500)
+    finally:
+        signal.signal(signal.SIGPROF, old)
+
+
+@pytest.mark.slow
+def test_the_probe_gives_the_same_verdict_beside_two_busy_loops(tmp_path):
+    """The probe of one facade run alone and beside two busy loops (the machine's 2 cores taken): it finishes, finds
+    no leak, looks as far, and finds the same callables late."""
+    exercise = "4.1-response-probability"
+    cases = cases_of(exercise, seeds=(0,))
+    job = job_for(exercise, cases, [protocol.encode_case(exercise, c.args) for c in cases], solution=False)
+    files = restricted.sandbox_files(exercise)
+    alone = run_in_sandbox(files, job, tmp_path, "alone")["probe"]
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        loaded = run_in_sandbox(files, job, tmp_path, "loaded")["probe"]
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+    assert not alone["leaks"] and not loaded["leaks"], (alone["leaks"], loaded["leaks"])
+    assert loaded["calls"] == alone["calls"] and loaded["slow"] == alone["slow"], (alone, loaded)
