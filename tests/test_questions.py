@@ -25,16 +25,33 @@ NAMES = [f"student-{i}" for i in range(8)] + ["Ada Lovelace", "李雷"]
 node = pytest.mark.skipif(shutil.which("node") is None, reason="Node.js runs the page script")
 
 
-def answers_to_try(spec: dict, rng: np.random.Generator) -> list[list]:
-    """The right answer, each mistake, near misses on every field, and a few random answers, normalised."""
+def tol(spec: dict, i: int) -> float:
+    """The tolerance of the answer's number ``i``."""
+    return spec["tolerance"][i] if isinstance(spec["tolerance"], list) else spec["tolerance"]
+
+
+def within(spec: dict, given: list) -> bool:
+    """Right by the rule the prompts state: each number within the tolerance of toy's, or between toy's and an
+    approximation the prompt prescribes."""
     right = spec["answer"]
-    tries = [list(right)] + [list(m["value"]) for m in spec["mistakes"]]
+    return (all(abs(g - r) <= tol(spec, i) + 1e-12 for i, (g, r) in enumerate(zip(given, right, strict=True)))
+            or any(all(min(r, a) - tol(spec, i) - 1e-12 <= g <= max(r, a) + tol(spec, i) + 1e-12
+                       for i, (g, r, a) in enumerate(zip(given, right, x["value"], strict=True)))
+                   for x in spec["accepted"]))
+
+
+def answers_to_try(spec: dict, rng: np.random.Generator) -> list[list]:
+    """The right answer, each mistake and accepted approximation, near misses on every field (of the answer and
+    of each approximation), and a few random answers, normalised."""
+    right = spec["answer"]
+    tries = [list(right)] + [list(m["value"]) for m in spec["mistakes"]] + [list(a["value"]) for a in spec["accepted"]]
     if spec["kind"] in ("number", "numbers"):
-        for i in range(len(right)):
-            for step in (3, -3, 0.5, -0.5):
-                near = list(right)
-                near[i] += step * spec["tolerance"]
-                tries.append(near)
+        for centre in [right] + [a["value"] for a in spec["accepted"]]:
+            for i in range(len(right)):
+                for step in (3, -3, 0.5, -0.5):
+                    near = list(centre)
+                    near[i] += step * tol(spec, i)
+                    tries.append(near)
         tries += [list(right + rng.normal(0, 0.3, len(right))) for _ in range(3)]
     elif spec["kind"] == "choice":
         tries += [[i] for i in range(len(spec["options"]))]
@@ -65,16 +82,20 @@ def test_every_question_judges_its_own_answers(name):
         for m in spec["mistakes"]:
             verdict = Q.judge(spec, m["value"])
             assert not verdict.right and verdict.hint == m["hint"]
+        for a in spec["accepted"]:  # an approximation the prompt prescribes is right, with the exact value said
+            verdict = Q.judge(spec, a["value"])
+            assert verdict.right and verdict.hint == a["note"]
+            assert Q.check_answer(name, Q.as_value(q, a["value"]), student).message.endswith(a["note"])
         if spec["kind"] in ("number", "numbers"):
             near = list(spec["answer"])
-            near[-1] += 3 * spec["tolerance"]
+            away = max([near[-1]] + [a["value"][-1] for a in spec["accepted"]])  # past any approximation's
+            near[-1] = away + 3 * tol(spec, len(near) - 1)
             verdict = Q.judge(spec, near)
             assert not verdict.right and verdict.fields[-1] is False
         for given in answers_to_try(spec, rng):
             verdict = Q.judge(spec, given)
             assert verdict.right == (given == spec["answer"] if spec["kind"] in ("choice", "order") else
-                                     all(abs(g - r) <= spec["tolerance"] + 1e-12
-                                         for g, r in zip(given, spec["answer"], strict=True)))
+                                     within(spec, given))
             assert verdict.right or verdict.hint
 
 
@@ -99,6 +120,62 @@ def test_the_page_script_judges_as_python_does():
     for (spec, given), js in zip(cases, json.loads(out), strict=True):
         py = Q.judge(spec, given)
         assert (js["right"], js["fields"], js["hint"]) == (py.right, py.fields, py.hint), (spec["name"], given)
+
+
+@node
+def test_a_prediction_box_says_a_listed_mistakes_hint_and_an_approximations_note():
+    """Recorded predictions, as the page says them (toy-answers.js's ``predicted``): a listed mistake (or a chosen
+    option with a hint of its own) gets its hint beside the answer; an accepted approximation is right, with its note
+    (the exact value and why it differs); the exact answer, or a wrong one that is no listed mistake, gets neither.
+    A checked answer's box (``said``) gives an accepted approximation's note after "Right"."""
+    cases = []
+    for spec in all_specs():
+        cases += [(spec, m["value"], "mistake") for m in spec["mistakes"]]
+        cases += [(spec, a["value"], "accepted") for a in spec["accepted"]]
+        cases += [(spec, list(spec["answer"]), "right")]
+        if spec["kind"] == "choice":
+            cases += [(spec, [int(k)], "option") for k in spec["option_hints"] if [int(k)] != spec["answer"]]
+    assert {kind for _, _, kind in cases} == {"mistake", "accepted", "right", "option"}
+    program = (f"const a = require({json.dumps(str(SCRIPT))});"
+               "const cases = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+               "process.stdout.write(JSON.stringify(cases.map(([s, g]) => "
+               "[a.predicted(s, g).text, a.said(a.judge(s, g))])));")
+    out = subprocess.run(["node", "-e", program], input=json.dumps([c[:2] for c in cases]), capture_output=True,
+                         text=True, check=True).stdout
+    for (spec, given, kind), (text, said) in zip(cases, json.loads(out), strict=True):
+        hint = Q.judge(spec, given).hint
+        if kind == "right":
+            assert text.startswith("✓ Your prediction was right. ") and said == "✓ Right.", (spec["name"], text)
+        elif kind == "accepted":
+            assert text.startswith("✓ Your prediction was right. ") and text.endswith(" " + hint), (spec["name"], text)
+            assert said == "✓ Right. " + hint
+        else:
+            assert text.startswith("✗ ") and text.endswith(" " + hint) and said == "✗ " + hint, (spec["name"], text)
+
+
+def test_a_prescribed_prediction_is_right_and_told_the_exact_value():
+    """Exercise 8 (ex-4-2-resets) lets the reader take the tokens left as uniform at τ = 10, so 2/15 (or 0.133 for
+    it); Exercise 23 (ex-4-4-predict) says to predict with part (c), so (T + 1)/2 and (T − (1 − ε)/ε)/(εT). Both
+    are right, and the feedback gives toy's exact value; an answer beyond the approximation is still wrong."""
+    spec = Q.QUESTIONS["ex-4-2-resets"].spec()
+    exact = spec["answer"][0]
+    for said in (2 / 15, round(2 / 15, 3)):
+        verdict = Q.judge(spec, [said])
+        assert verdict.right and f"{exact:.4f}" in verdict.hint and "uniform" in verdict.hint, verdict
+    assert abs(round(2 / 15, 3) - exact) > spec["tolerance"]  # the case the issue met: 0.133 against 0.1317
+    assert not Q.judge(spec, [2 / 15 + 3 * spec["tolerance"]]).right
+    assert not Q.judge(spec, [exact - 3 * spec["tolerance"]]).right
+    q = Q.QUESTIONS["ex-4-4-predict"]
+    for student in [None, *NAMES]:
+        s = q.instance(student)
+        spec = q.spec(s)
+        eps, T = s["eps_big"], s["T_big"]
+        approx = [(s["T_small"] + 1) / 2, (T - (1 - eps) / eps) / (eps * T)]
+        verdict = Q.judge(spec, [round(a, 2) for a in approx])
+        assert verdict.right and f"{spec['answer'][0]:.2f}" in verdict.hint, (student, verdict)
+        assert abs(approx[0] - spec["answer"][0]) > spec["tolerance"]  # part (c) is off by more than the title's digit
+        assert not Q.judge(spec, [approx[0] + 3 * spec["tolerance"], approx[1]]).right
+        assert Q.check_answer("ex-4-4-predict", approx, student).status == "right"
 
 
 @node

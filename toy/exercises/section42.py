@@ -133,6 +133,22 @@ def _reset_mistakes(s):
             (np.sqrt(var) / 9, "Averaging K rollouts divides the standard deviation by √K, not by K.")]
 
 
+_UNIFORM_AT = 10.0
+"""The temperature at which the prompt lets the reader take the tokens left as uniform (the slider's hottest)."""
+
+
+def _reset_uniform(s):
+    """The prediction the exercise prescribes at τ = 10: the tokens left taken as uniform, so the sum hits the target
+    with probability 1/5 and the error is √((1/5)(4/5)/9) = 2/15; the note gives the exact value and why it differs."""
+    if s["temperature"] != _UNIFORM_AT:
+        return []
+    p = resets.value_and_variance(reference_policy("pretrained", s["temperature"]), "sum_to_target", _X,
+                                  s["prefix"])[0]
+    return [(np.sqrt(0.2 * 0.8 / 9),
+             f"Uniform tokens give 2/15 = 0.1333; exactly, the error is {_reset_error(s):.4f}: at τ = 10 the tokens "
+             f"left are close to uniform but not quite, so the reward is 1 with probability {p:.4f}, not 1/5.")]
+
+
 def _draw_reset(rng):
     prefix = tuple(easy_hard.PREFIXES)[int(rng.integers(len(easy_hard.PREFIXES)))]
     return {"prefix": prefix, "state": easy_hard.PREFIXES[prefix],
@@ -141,12 +157,13 @@ def _draw_reset(rng):
 
 question("ex-4-2-resets", "ex-4-2-resets",
          "In the explorer Resetting is free (prompt 2, sum reward, pretrained π_ref), reset to the state {state} and "
-         "set τ = {temperature:.3g}. Predict the error of the value estimated from K = 9 rollouts, the exact "
-         "√(Var[r | s] / K), then read it in the title (the figure in brackets).",
+         "set τ = {temperature:.3g}. Predict the error of the value estimated from K = 9 rollouts, √(Var[r | s] / K) "
+         "(at τ = 10 you may take the tokens left as uniform), then read the exact one in the title (the figure in "
+         "brackets).",
          "number", _reset_error,
          {"prefix": (1, 2, 3), "state": easy_hard.PREFIXES[(1, 2, 3)],
           "temperature": easy_hard.RESET_TEMPERATURES[-1]},
-         draw=_draw_reset, tolerance=0.001, predict=True, mistakes=_reset_mistakes)
+         draw=_draw_reset, tolerance=0.001, predict=True, mistakes=_reset_mistakes, accepted=_reset_uniform)
 
 
 @functools.lru_cache(maxsize=16)

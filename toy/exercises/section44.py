@@ -144,12 +144,23 @@ def _draw_regimes(rng):
     return {"eps_small": e1, "T_small": int(T1), "eps_big": e2, "T_big": int(T2)}
 
 
-def _regime_mistakes(s):
+def _part_c(s):
+    """The prediction the exercise prescribes: part (c)'s approximations, (T + 1)/2 at small εT and
+    (T − (1 − ε)/ε)/(εT) where (1 − ε)^T is negligible. The note gives the exact ratios and why they differ."""
     right = _two_ratios(s)
     e1, T1, e2, T2 = s["eps_small"], s["T_small"], s["eps_big"], s["T_big"]
     approx = [(T1 + 1) / 2, (T2 - (1 - e2) / e2) / (e2 * T2)]
+    left_out = (1 - e2) ** (T2 + 1) / e2
+    return [(approx, f"Part (c) predicts {approx[0]:.2f} and {approx[1]:.2f}; the exact ratios, in the title, are "
+                     f"{right[0]:.2f} and {right[1]:.2f}. (T + 1)/2 overshoots because 1 − (1 − ε)^t falls short of "
+                     f"tε by about (tε)²/2, which grows with εT ({e1 * T1:g} here); T − (1 − ε)/ε leaves out "
+                     f"(1 − ε)^(T+1)/ε, {left_out:.1e} steps here.")]
+
+
+def _regime_mistakes(s):
+    right = _two_ratios(s)
+    e1, T1, e2, T2 = s["eps_small"], s["T_small"], s["eps_big"], s["T_big"]
     return [
-        (approx, "Those are part (c)'s approximations: now set the sliders and read the exact ratio off the title."),
         ([right[0], 1 / e2], "The second ratio is the ceiling 1/ε, which the ratio only approaches from below."),
         ([1 / r for r in right], "Upside down: the title gives behaviour cloning's cost over DAgger's."),
         ([_bc(e1, T1), _bc(e2, T2)], "Those are behaviour cloning's costs: the question asks for their ratio to "
@@ -164,7 +175,7 @@ question("ex-4-4-predict", "ex-4-4-predict",
          "T = {T_big}.",
          "numbers", _two_ratios, {"eps_small": 0.001, "T_small": 40, "eps_big": 0.1, "T_big": 320},
          draw=_draw_regimes, labels=("ratio at small εT", "ratio at large εT"), tolerance=_RATIO_TOL, predict=True,
-         mistakes=_regime_mistakes)
+         mistakes=_regime_mistakes, accepted=_part_c)
 
 
 # Ex. 4.4-sft-empirical: a few demonstrations written out, some repeated, and the α = 0 SFT policy fitted to them.
