@@ -178,6 +178,35 @@ def test_a_prescribed_prediction_is_right_and_told_the_exact_value():
         assert Q.check_answer("ex-4-4-predict", approx, student).status == "right"
 
 
+DIGITS = {"one": 1, "two": 2, "three": 3, "four": 4}
+
+
+def test_an_answer_rounded_as_its_prompt_says_is_right():
+    """Where a prompt names a precision ("two decimals", "to one decimal", "three significant figures"), toy's answer
+    rounded so is right, at the book's setting and every student's instance. So 0.85 for ex-4-3-discount-b (0.8459),
+    −0.71 for ex-4-5-predict-b (−0.7070) and 124 for ex-4-2-prior-b's ratio (124.25), which were marked wrong."""
+    said = 0
+    for name, q in Q.QUESTIONS.items():
+        if q.kind not in ("number", "numbers"):
+            continue
+        for student in [None, *NAMES]:
+            spec = q.spec(q.instance(student))
+            prompt = spec["prompt"].lower()
+            decimals = [DIGITS[w] for w in re.findall(r"\b(one|two|three|four) decimals?\b", prompt)]
+            figures = [DIGITS[w] for w in re.findall(r"\b(one|two|three|four) significant figures\b", prompt)]
+            rounded = [[round(a, d) for a in spec["answer"]] for d in decimals]
+            rounded += [[float(f"{a:.{d}g}") for a in spec["answer"]] for d in figures]
+            for given in rounded:
+                said += 1
+                assert Q.judge(spec, given).right, (name, student, given, spec["answer"])
+    assert said > 50
+    for name, given in (("ex-4-3-discount-b", [0.85]), ("ex-4-5-predict-b", [-0.71, 0.71])):
+        assert Q.judge(Q.QUESTIONS[name].spec(), given).right, name
+    spec = Q.QUESTIONS["ex-4-2-prior-b"].spec()
+    assert Q.judge(spec, spec["answer"][:3] + [round(spec["answer"][3])]).right
+    assert not Q.judge(spec, spec["answer"][:3] + [spec["answer"][3] + 1]).right
+
+
 @node
 def test_the_page_script_reads_numbers_as_readers_type_them():
     typed = ["0.16", " -0.2 ", "\u22120.2", "4/25", "16 %", "1e-3", ".5", "1,000", "abc", "", "1/0", "0.1.2", "--1"]

@@ -204,6 +204,13 @@ def _prior_cold(s):
     return _PRIOR_COLD[{(False, False): 0, (True, True): 1, (False, True): 2, (True, False): 3}[tuple(rewarded)]]
 
 
+def _prior_tolerance(s):
+    """τ: within the slider's grid's rounding; a ratio: to one decimal (the title's), or to three significant
+    figures when that is coarser (a ratio of 124.3 may be read as 124)."""
+    ratio_tol = [max(0.05, 0.5 * 10 ** (np.floor(np.log10(r)) - 2)) for r in _prior_lowest(s)[1::2]]
+    return [0.05, ratio_tol[0], 0.05, ratio_tol[1]]
+
+
 def _prior_mistakes(s):
     return [(_prior_lowest(s)[2:] + _prior_lowest(s)[:2], "The two prompts are swapped.")]
 
@@ -223,10 +230,10 @@ question("ex-4-2-prior-a", "ex-4-2-prior",
          predict=True)
 question("ex-4-2-prior-b", "ex-4-2-prior",
          _PRIOR + "For each, the slider's temperature where the ratio is lowest, and that ratio (the title's "
-                  "noise/signal).",
+                  "noise/signal, to one decimal or three significant figures).",
          "numbers", _prior_lowest, {"first": 0, "second": 2}, draw=_draw_prompts,
          labels=("τ (first prompt)", "lowest ratio (first prompt)", "τ (second prompt)",
-                 "lowest ratio (second prompt)"), tolerance=0.05, predict=True,
+                 "lowest ratio (second prompt)"), tolerance=_prior_tolerance, predict=True,
          mistakes=_prior_mistakes)
 question("ex-4-2-prior-c", "ex-4-2-prior",
          _PRIOR + "At τ = 0.1 both ratios climb above their lowest values. Why, for each prompt? (P(reward) is in "

@@ -149,8 +149,9 @@ rubric("ex-4-5-rloo",
 
 
 # Ex. 4.5-predict: the explorer's own sampled groups (prompt 2, π_ref) and GRPO's advantages of them.
-_GROUP_TOL = 0.002
-"""The explorer prints A₁ to three decimals; (n − 1)/√n, which leaves out GRPO's ε, is within 0.0015 of it."""
+_GROUP_TOL = 0.005
+"""The prompts ask for two decimals (the explorer prints three); (n − 1)/√n, which leaves out GRPO's ε, is within
+0.0015 of A₁."""
 _EXPLORER = "In the explorer “Critic-free advantages beside exact credit”, with the method GRPO and the {reward} reward"
 
 
@@ -222,13 +223,14 @@ def _pair_mistakes(s):
 
 question("ex-4-5-predict-a", "ex-4-5-predict",
          _EXPLORER + ", sampled group {group}: its first response is the only success among the first {n1} and "
-         "among the first {n2}. Predict its advantage A₁ at group size n = {n1} and at n = {n2}, then check.",
+         "among the first {n2}. Predict its advantage A₁ at group size n = {n1} and at n = {n2} (two decimals), then "
+         "check.",
          "numbers", _lone_success_a1, dict(zip(("reward", "group", "n1", "n2"), _BOOK_LONE, strict=True)),
          draw=_draw_lone, labels=("A₁ at the smaller n", "A₁ at the larger n"), tolerance=_GROUP_TOL, predict=True,
          mistakes=lambda s: _grpo_mistakes(s, (s["n1"], s["n2"]), first_only=True))
 question("ex-4-5-predict-b", "ex-4-5-predict",
          _EXPLORER + ", group size n = 2 and sampled group {group}, whose two rewards differ: predict both "
-         "advantages, A₁ and A₂, then check.",
+         "advantages, A₁ and A₂ (two decimals), then check.",
          "numbers", _pair_advantages, {"reward": "sum_to_target", "group": _BOOK_PAIR}, draw=_draw_pair,
          labels=("A₁", "A₂"), tolerance=_GROUP_TOL, predict=True, mistakes=_pair_mistakes)
 
