@@ -178,6 +178,27 @@ def test_a_prescribed_prediction_is_right_and_told_the_exact_value():
         assert Q.check_answer("ex-4-4-predict", approx, student).status == "right"
 
 
+GIVEAWAYS = {  # what each question tests, as its solution writes it: a hint names the mistake, never this step
+    "ex-4-1-telescope": ("minus V(x)", "− V(x)", "r − V"),
+    "ex-4-2-bt": ("log σ(r̂(w", "log σ(r̂(winner", "σ(r̂(w) − r̂(l))"),
+    "ex-4-3-clip-b": ("1/p", "1/(1 + ε", "cannot pass 1", "at most"),
+    "ex-4-5-rloo-b": ("contains r_i", "what is lost", "what is kept", "shorter than", "1 − 1/n", "(n − 1)/n"),
+}
+
+
+def test_hints_name_the_mistake_without_doing_the_step():
+    """The four hints that handed over the step the question tests (issue 39): none says it any more, at the book's
+    setting or a student's; each still names what the mistake was."""
+    for name, phrases in GIVEAWAYS.items():
+        q = Q.QUESTIONS[name]
+        for student in [None, *NAMES[:3]]:
+            spec = q.spec(q.instance(student))
+            hints = [m["hint"] for m in spec["mistakes"]] + list(spec["option_hints"].values())
+            assert hints, name
+            for hint in hints:
+                assert not any(p in hint for p in phrases), (name, hint)
+
+
 DIGITS = {"one": 1, "two": 2, "three": 3, "four": 4}
 
 

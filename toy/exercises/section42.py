@@ -391,11 +391,10 @@ def _draw_bt(rng):
 
 def _likelihood_mistakes(s):
     return [(np.exp(_log_likelihood(s)), "That is the likelihood itself: the question asks for its logarithm."),
-            (_log_likelihood(s, -1.0), "Each term is log σ(r̂(winner) − r̂(loser)): your differences run the other "
-                                       "way."),
+            (_log_likelihood(s, -1.0), "Your score differences run the wrong way round: loser minus winner."),
             (_log_likelihood(s) / np.log(10), "Use the natural logarithm."),
-            (float(np.subtract(*_comparisons(s).T).sum()), "That leaves out the logistic function σ: each comparison "
-                                                           "contributes log σ(r̂(w) − r̂(l)).")]
+            (float(np.subtract(*_comparisons(s).T).sum()), "That adds up the score differences themselves: the "
+                                                           "logistic function σ is missing.")]
 
 
 question("ex-4-2-bt", "ex-4-2-bt",

@@ -257,10 +257,8 @@ def _draw_eps(rng):
 
 
 def _unclippable_mistakes(s):
-    return [(1 - s["eps_high"], "The clip binds at a ratio of 1 + ε_high: how large can the ratio p_new/p_old of a "
-                                "token at p get, when p_new cannot pass 1?"),
-            (s["eps_high"], "That is ε_high itself: the clip binds at a ratio, and the ratio of a token at p is at "
-                            "most 1/p.")]
+    return [(1 - s["eps_high"], "That is 1 − ε_high, a probability: the clip bounds the ratio p_new/p_old, not p."),
+            (s["eps_high"], "That is ε_high itself, a bound on the ratio's growth, not a probability.")]
 
 
 def _growth_mistakes(s):

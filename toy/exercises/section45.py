@@ -123,10 +123,11 @@ def _mean_baseline_scale(s):
 def _scale_mistakes(s):
     n = s["n"]
     return [
-        (1.0, "That is RLOO's: the mean baseline contains r_i itself."),
-        (n / (n - 1), "Upside down: the mean baseline's expected gradient is shorter than ∇J, not longer."),
-        (1 / n, "That is the share of the mean baseline that is the response's own reward: what is lost, not what is "
-                "kept."),
+        (1.0, "That is RLOO's multiple: you treated the mean baseline as if it were independent of y_i, as RLOO's "
+              "is."),
+        (n / (n - 1), "That multiple is above 1: the mean baseline would then lengthen the expected gradient "
+                      "beyond ∇J."),
+        (1 / n, "1/n is the weight of r_i inside r̄, not the multiple of ∇J that E[g] is."),
     ]
 
 
