@@ -238,9 +238,10 @@ rubric("ex-4-3-bootstrap",
 
 @functools.lru_cache(maxsize=16)
 def _reach(eps_high: float) -> tuple[float, float]:
-    """(p_new − p_old)/p_old in percent, after one PPO update with advantage +1, for the trust-region explorer's
-    rarest and commonest tokens."""
-    return tuple(100 * (clipping.one_token_reach(p, 1.0, 0.2, eps_high) - p) / p for p in (_RAREST, _COMMONEST))
+    """(p_new − p_old)/p_old in percent, after one PPO update with advantage +1 and the explorer's step budget, for
+    the trust-region explorer's rarest and commonest tokens (the commonest's growth is set by the budget alone)."""
+    return tuple(100 * (clipping.one_token_reach(p, 1.0, 0.2, eps_high, budget=clipping.REACH_BUDGET) - p) / p
+                 for p in (_RAREST, _COMMONEST))
 
 
 def _growth(s, eps_high=None):
@@ -269,7 +270,8 @@ def _growth_mistakes(s):
 question("ex-4-3-clip-a", "ex-4-3-clip",
          "In the explorer The trust region, at ε_high = {eps_high:g}: by how many percent can one update with "
          "advantage +1 raise the probability of the rarest token on the curve (p = 0.001), and of the rightmost one "
-         "(p = 0.95)?",
+         "(p = 0.95)? The update takes gradient steps until the clip stops them or their sizes add up to "
+         + f"{clipping.REACH_BUDGET:g}" + " (its step budget).",
          "numbers", _growth, {"eps_high": 0.6}, draw=_draw_eps, labels=("p = 0.001 (%)", "p = 0.95 (%)"),
          tolerance=0.1, predict=True, mistakes=_growth_mistakes)
 question("ex-4-3-clip-b", "ex-4-3-clip",
