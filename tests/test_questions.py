@@ -448,3 +448,36 @@ def test_closed_forms_of_42_to_45_by_hand():
     for s in _settings("ex-4-2-drift"):  # the β → 0 limit is π_ref given r = 1: −log p nats away
         p = brute.value(pretrained, toy.get_reward(s["reward"].replace(" ", "_")), s["prompt"])
         assert _answer("ex-4-2-drift", s) == [pytest.approx(-np.log(p), abs=1e-9)]
+
+
+def test_prior_a_has_one_answer_on_the_slider_the_drawn_curve_and_between():
+    """ex-4-2-prior-a asks which prompt's noise-to-signal ratio is lowest at the colder temperature. For prompts 0
+    and 3 (or 1 and 3) the slider's stops say "the same" while the drawn curve dips lower at τ = 0.237 for prompt 3:
+    two answers. Every instance now has one: the same read off the slider's stops, the explorer's drawn curve (its
+    own output) and the exact ratio between the stops."""
+    from toy.page.explorers import easy_hard
+
+    explorer = easy_hard.prior_explorer()
+    fine = np.logspace(-1, 1, 201)
+
+    def lowest(prompt):
+        out = explorer.evaluate(explorer.state(prompt=prompt))
+        stops = [out["nsr"][list(easy_hard.PRIOR_CURVE).index(t)] for t in easy_hard.TEMPERATURES]
+        exact = [toy.exploration.gradient_moments(toy.reference_policy("pretrained", t), "sum_to_target", prompt,
+                                                  "value").noise_to_signal for t in fine]
+        return (easy_hard.TEMPERATURES[int(np.argmin(stops))], easy_hard.PRIOR_CURVE[int(np.argmin(out["nsr"]))],
+                fine[int(np.argmin(exact))])
+
+    at = {p: lowest(p) for p in toy.PROMPTS}
+    q = Q.QUESTIONS["ex-4-2-prior-a"]
+    pairs = set()
+    for student in [None, *NAMES, *(f"student-{i}" for i in range(8, 60))]:
+        s = q.instance(student)
+        pairs.add((s["first"], s["second"]))
+        readings = {0 if a < b else 1 if b < a else 2 for a, b in zip(at[s["first"]], at[s["second"]], strict=True)}
+        assert len(readings) == 1, (s, at[s["first"]], at[s["second"]])
+        assert q.spec(s)["answer"] == [readings.pop()]
+        for other in ("ex-4-2-prior-b", "ex-4-2-prior-c"):  # the exercise's questions compare the same two prompts
+            assert Q.QUESTIONS[other].instance(student) == s
+    assert not pairs & {(0, 3), (3, 0), (1, 3), (3, 1)}
+    assert len(pairs) >= 6

@@ -177,11 +177,47 @@ def _lowest_ratio(prompt: int) -> tuple[float, float, float]:
 
 
 _PRIOR_COLDER = ("the first prompt", "the second prompt", "both at the same temperature")
+_FINE_TEMPERATURES = tuple(float(t) for t in np.logspace(-1, 1, 201))
+"""Temperatures between the slider's stops, finer than the explorer's curve: where the ratio is lowest exactly."""
+
+
+@functools.lru_cache(maxsize=64)
+def _coldest_lowest(prompt: int, temperatures: tuple) -> float:
+    """The temperature, among ``temperatures``, where the prior explorer's noise-to-signal ratio with baseline V(x)
+    is lowest (pretrained π_ref, sum reward)."""
+    ratios = [exploration.gradient_moments(reference_policy("pretrained", t), "sum_to_target", prompt,
+                                           "value").noise_to_signal for t in temperatures]
+    return temperatures[int(np.argmin(ratios))]
+
+
+def _colder(first: int, second: int, temperatures: tuple) -> str:
+    a, b = _coldest_lowest(first, temperatures), _coldest_lowest(second, temperatures)
+    return _PRIOR_COLDER[0 if a < b else 1 if b < a else 2]
 
 
 def _prior_colder(s):
-    first, second = _lowest_ratio(s["first"])[0], _lowest_ratio(s["second"])[0]
-    return _PRIOR_COLDER[0 if first < second else 1 if second < first else 2]
+    """The answer read on the slider's stops, which is also what the explorer's curve (drawn between the stops) and
+    the exact ratio between them show: a pair of prompts where these differ is no question (``_prior_pairs``)."""
+    answers = {_colder(s["first"], s["second"], grid)
+               for grid in (easy_hard.TEMPERATURES, easy_hard.PRIOR_CURVE, _FINE_TEMPERATURES)}
+    if len(answers) != 1:
+        raise ValueError(f"prompts {s['first']} and {s['second']}: the slider, the curve and the exact ratio disagree "
+                         f"on which is lowest at the colder temperature ({sorted(answers)})")
+    return answers.pop()
+
+
+@functools.lru_cache(maxsize=1)
+def _prior_pairs() -> tuple[tuple[int, int], ...]:
+    """The ordered pairs of prompts whose ex-4-2-prior-a answer is the same on the slider's stops, on the drawn curve
+    and between them: where prompt 3's curve dips below its stops at τ = 0.237 (against 0 and 1), or two prompts
+    share a stop but not the exact minimum (0 and 1, 2 and 4), the question would have two answers."""
+    pairs = []
+    for first in PROMPTS:
+        for second in PROMPTS:
+            if first != second and len({_colder(first, second, grid) for grid in (
+                    easy_hard.TEMPERATURES, easy_hard.PRIOR_CURVE, _FINE_TEMPERATURES)}) == 1:
+                pairs.append((int(first), int(second)))
+    return tuple(pairs)
 
 
 def _prior_lowest(s):
@@ -216,7 +252,9 @@ def _prior_mistakes(s):
 
 
 def _draw_prompts(rng):
-    first, second = (int(p) for p in rng.choice(PROMPTS, size=2, replace=False))
+    """Two prompts whose answers are unambiguous (``_prior_pairs``): the same pair for the exercise's three
+    questions."""
+    first, second = _prior_pairs()[int(rng.integers(len(_prior_pairs())))]
     return {"first": first, "second": second}
 
 
