@@ -481,3 +481,32 @@ def test_prior_a_has_one_answer_on_the_slider_the_drawn_curve_and_between():
             assert Q.QUESTIONS[other].instance(student) == s
     assert not pairs & {(0, 3), (3, 0), (1, 3), (3, 1)}
     assert len(pairs) >= 6
+
+
+def _solution(exercise: str) -> str:
+    for path in sorted((ROOT / "chapters").rglob("*.ipynb")):
+        for cell in json.loads(path.read_text())["cells"]:
+            text = "".join(cell["source"])
+            if cell["cell_type"] == "markdown" and text.startswith(f"```{{solution}} {exercise}\n"):
+                return text
+    raise AssertionError(f"no worked solution for {exercise}")
+
+
+def test_rubrics_split_their_bundled_points_and_match_their_exercise_and_solution():
+    """Every criterion worth 2 or 3 points says how its points split ("(split: 1 for …; 1 for …)", adding up to its
+    points). ex-4-3-discount's last point takes any check in the explorer, as the exercise asks ("Check it in the
+    explorer"), not one particular reading. ex-4-2-optimum's strict concavity is asked for only where the worked
+    solution's Lagrange route needs it, and the solution says so."""
+    for exercise, criteria in Q.RUBRICS.items():
+        for c in criteria:
+            if c.points >= 2:
+                split = re.search(r"\(split: ([^()]*(?:\([^()]*\)[^()]*)*)\)$", c.text)
+                assert split, (exercise, c.text)
+                parts = re.findall(r"(?:^|; )(\d+) for ", split.group(1))
+                assert len(parts) >= 2 and sum(map(int, parts)) == c.points, (exercise, c.text)
+    last = Q.RUBRICS["ex-4-3-discount"][-1].text
+    assert "any reading" in last and "β = 0.03" in last, last
+    (concavity,) = [c.text for c in Q.RUBRICS["ex-4-2-optimum"] if "concav" in c.text]
+    assert "Lagrange" in concavity and "earns the first point" in concavity
+    solution = _solution("ex-4-2-optimum")
+    assert "Lagrange" in solution and "strictly concave" in solution and "unique maximum" in solution

@@ -182,7 +182,7 @@ def question(name: str, exercise: str, prompt: str, kind: str, answer: Callable,
                          f"question's name, got {exercise!r}")
     checks.choose("question kind", kind, {k: k for k in KINDS})
     if not callable(answer) or any(f is not None and not callable(f) for f in (draw, mistakes, accepted)):
-        raise checks.fail("answer, draw, mistakes and accepted", "functions", (answer, draw, mistakes, accepted))
+        raise checks.fail("answer and draw (and mistakes, accepted)", "functions", (answer, draw, mistakes, accepted))
     if accepted is not None and kind not in ("number", "numbers"):
         raise ValueError(f"question {name!r}: only a number can be approximated ('accepted')")
     labels, options = tuple(labels), tuple(options)

@@ -336,9 +336,13 @@ rubric("ex-4-2-goodhart",
         "failure as the one more data cures", 1),
        ("explains the tabular failure as a shortage of data: it can represent any reward, its errors sit on responses "
         "it has rarely or never seen, and more comparisons remove them where π_ref puts mass, where the optimum goes "
-        "first", 2),
+        "first"
+        " (split: 1 for tying the errors to responses with few or no comparisons; 1 for why more comparisons "
+        "cure it where the optimum goes)", 2),
        ("explains the additive failure as a model that cannot represent the reward: 'the digits sum to the target mod "
-        "5' is no sum of per-position scores, so its fit ranks a wrong response highest and the optimum finds it", 2),
+        "5' is no sum of per-position scores, so its fit ranks a wrong response highest and the optimum finds it"
+        " (split: 1 for the reward being no sum of per-position scores; 1 for the optimum finding the wrong "
+        "response the fit ranks highest)", 2),
        ("uses set 2 (or more seeds) to show that one run does not settle it: with few comparisons, which response "
         "comes out on top is luck", 1))
 
@@ -374,10 +378,13 @@ question("ex-4-2-drift", "ex-4-2-drift",
          "number", _limit_kl, {"prompt": 2, "reward": _BINARY[0]}, draw=_draw_binary, tolerance=0.01,
          mistakes=_limit_mistakes)
 rubric("ex-4-2-drift",
-       ("(a) writes the normaliser Z_β = 1 − p + p·e^(1/β) and π*_β on rewarded and unrewarded responses", 2),
+       ("(a) writes the normaliser Z_β = 1 − p + p·e^(1/β) and π*_β on rewarded and unrewarded responses"
+        " (split: 1 for Z_β; 1 for π*_β on both kinds of response)", 2),
        ("(a) takes the limit: a rewarded response tends to π_ref(y)/p, an unrewarded one to 0, i.e. π_ref conditioned "
-        "on r = 1", 2),
-       ("(b) uses π*(y)/π_ref(y) = 1/p on the rewarded responses (and π* = 0 elsewhere) to get KL = −log p", 2),
+        "on r = 1"
+        " (split: 1 for the two limits; 1 for recognising π_ref conditioned on r = 1)", 2),
+       ("(b) uses π*(y)/π_ref(y) = 1/p on the rewarded responses (and π* = 0 elsewhere) to get KL = −log p"
+        " (split: 1 for the ratio 1/p on the rewarded responses; 1 for summing to −log p)", 2),
        ("(b) compares with the explorer: the right end of the curve (the smallest β) sits at −log p nats", 1))
 
 
@@ -401,10 +408,14 @@ question("ex-4-2-optimum", "ex-4-2-optimum",
          draw=lambda rng: {**_draw_binary(rng), "beta": float(rng.choice(easy_hard.DRIFT_BETAS[3:13:3]))},
          tolerance=0.005, mistakes=_best_value_mistakes)
 rubric("ex-4-2-optimum",
-       ("(a) solves the definition of π* for the reward: r(y) = β·log(π*(y)/π_ref(y)) + β·log Z", 2),
-       ("(a) substitutes it into F and uses Σ_y π(y) = 1 to reach F(π) = β·log Z − β·KL(π ‖ π*)", 2),
-       ("(b) uses KL(π ‖ π*) ≥ 0 with equality only at π = π* (or stationarity with a Lagrange multiplier and "
-        "strict concavity of F): π* is the unique maximiser, with value β·log Z", 2),
+       ("(a) solves the definition of π* for the reward: r(y) = β·log(π*(y)/π_ref(y)) + β·log Z"
+        " (split: 1 for the form of r(y); 1 for the log Z term)", 2),
+       ("(a) substitutes it into F and uses Σ_y π(y) = 1 to reach F(π) = β·log Z − β·KL(π ‖ π*)"
+        " (split: 1 for the substitution; 1 for using Σ_y π(y) = 1 to reach the KL)", 2),
+       ("(b) concludes from (a): KL(π ‖ π*) ≥ 0 with equality only at π = π*, so F(π) ≤ β·log Z with equality only "
+        "at π*, the unique maximiser. The worked solution's Lagrange route (stationarity of F + μ(Σ_y π(y) − 1)) "
+        "finds π* and earns the first point; uniqueness then needs (a)'s equality case, or F's strict concavity"
+        " (split: 1 for F(π) ≤ β·log Z with value β·log Z at π*; 1 for uniqueness)", 2),
        ("(c) e^(r/β) → 1 as β → ∞, so π* → π_ref: the penalty wins and the policy does not move", 1))
 
 
@@ -445,5 +456,7 @@ rubric("ex-4-2-bt",
        ("(a) divides numerator and denominator by e^(r̂(a)) to get σ(r̂(a) − r̂(b))", 1),
        ("(a) notes that only the difference of the scores enters, so a constant added to every score cancels (the "
         "reward model is determined only up to a shift)", 1),
-       ("(b) multiplies the independent comparisons' probabilities: ℓ = Σ_i log σ(r̂(w_i) − r̂(l_i))", 2),
-       ("(c) uses d/dz log σ(z) = 1 − σ(z) and ∇_w(r̂(w_i) − r̂(l_i)) = φ(w_i) − φ(l_i), with the chain rule", 2))
+       ("(b) multiplies the independent comparisons' probabilities: ℓ = Σ_i log σ(r̂(w_i) − r̂(l_i))"
+        " (split: 1 for the product of the probabilities; 1 for its logarithm as the sum of log σ terms)", 2),
+       ("(c) uses d/dz log σ(z) = 1 − σ(z) and ∇_w(r̂(w_i) − r̂(l_i)) = φ(w_i) − φ(l_i), with the chain rule"
+        " (split: 1 for d/dz log σ(z); 1 for the chain rule through the features)", 2))

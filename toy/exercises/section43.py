@@ -159,11 +159,14 @@ question("ex-4-3-discount-b", "ex-4-3-discount",
 rubric("ex-4-3-discount",
        ("writes π*(y) ∝ π_ref(y)·exp(γ^(T(y)−1) r(y)/β) and sets r = 1 for two rewarded responses", 1),
        ("takes the ratio π*(y_1)/π*(y_2): the normaliser cancels, leaving π_ref's ratio times "
-        "exp((γ^(T_1−1) − γ^(T_2−1))/β)", 2),
+        "exp((γ^(T_1−1) − γ^(T_2−1))/β)"
+        " (split: 1 for the normaliser cancelling; 1 for the factor that is left)", 2),
        ("shows the exponent is positive for γ < 1 and T_1 < T_2, so the shorter response gains", 1),
        ("explains the growth as β falls: the same difference in discounted reward is divided by a smaller β, a "
         "weaker pull toward π_ref", 1),
-       ("checks it in the explorer at β = 0.03: the optimum's share of one-digit responses against π_ref's", 1))
+       ("checks the claim in the explorer The discount at β = 0.03 with any reading that tests it: for example the "
+        "optimum's share of one-digit responses against π_ref's (the worked solution's), or the optimum's lengths "
+        "shortening as γ falls", 1))
 
 
 @functools.lru_cache(maxsize=64)
@@ -229,11 +232,14 @@ rubric("ex-4-3-bootstrap",
        ("names a setting of the explorer where TD(0) beats Monte Carlo with 16 targets averaged (a critic fitted to "
         "enough responses)", 1),
        ("splits the averaged errors: TD(0)'s bias² + variance/n against Monte Carlo's variance/n, so the critic's "
-        "squared bias must fall below the difference of the variances divided by n", 2),
+        "squared bias must fall below the difference of the variances divided by n"
+        " (split: 1 for each target's averaged error; 1 for the condition on the critic's bias)", 2),
        ("concludes that the critic must be accurate where the policy goes: fitted to enough responses for its number "
         "of parameters", 1),
        ("explains why that is hard for a language model: a critic must generalise over astronomically many prefixes "
-        "from a reward that arrives only at the end, while sampling more responses is routine", 2))
+        "from a reward that arrives only at the end, while sampling more responses is routine"
+        " (split: 1 for the number of prefixes a critic must cover; 1 for the reward arriving only at the "
+        "end, against cheap sampling)", 2))
 
 
 @functools.lru_cache(maxsize=16)

@@ -112,14 +112,19 @@ question("ex-4-4-closed-form", "ex-4-4-closed-form",
 rubric("ex-4-4-closed-form",
        ("(a) the learner is still on the path at step t only if none of its t independent steps went wrong, "
         "probability (1 − ε)^t; its cost at step t is 1 exactly when off the path, and by linearity the expected "
-        "total is the sum over t", 2),
+        "total is the sum over t"
+        " (split: 1 for the probability (1 − ε)^t of being on the path; 1 for the expected total by "
+        "linearity)", 2),
        ("(a) DAgger pays at step t only for a mistake at that step, probability ε whatever happened before: εT", 1),
-       ("(b) sums the geometric series with q = 1 − ε, Σ_{t=1..T} q^t = q(1 − q^T)/(1 − q), and subtracts it from T",
+       ("(b) sums the geometric series with q = 1 − ε, Σ_{t=1..T} q^t = q(1 − q^T)/(1 − q), and subtracts it from T"
+        " (split: 1 for the geometric sum; 1 for J_BC(T) = T minus it)",
         2),
        ("(c) small εT: (1 − ε)^t ≈ 1 − tε gives εT(T+1)/2, so the ratio to DAgger is about (T+1)/2 and grows with "
-        "the horizon", 2),
+        "the horizon"
+        " (split: 1 for εT(T+1)/2; 1 for the ratio (T+1)/2 and its growth with T)", 2),
        ("(c) (1 − ε)^T negligible: J_BC ≈ T − (1 − ε)/ε, so the ratio approaches 1/ε from below and grows no "
-        "further (no learner pays more than once per step)", 2))
+        "further (no learner pays more than once per step)"
+        " (split: 1 for T − (1 − ε)/ε; 1 for the ratio's ceiling 1/ε)", 2))
 
 # Ex. 4.4-predict: pairs (ε, T) on the explorer's grids, one in each regime of part (c). Small εT: εT ≤ 0.2, with
 # (T + 1)/2 off by more than the title's last digit (εT² ≥ 0.6); negligible (1 − ε)^T: below 1e-3, ε ≤ 0.2.
@@ -247,10 +252,13 @@ question("ex-4-4-sft-empirical-b", "ex-4-4-sft-empirical",
 rubric("ex-4-4-sft-empirical",
        ("(a) writes π(y | x) as the product over t of the count ratios N(y_≤t)/N(y_<t)", 1),
        ("(a) shows the product telescopes to N(y)/N(∅) = N(y)/n, since every demonstration begins with the empty "
-        "prefix", 2),
+        "prefix"
+        " (split: 1 for the telescoping product; 1 for N(∅) = n)", 2),
        ("(a) treats a response no demonstration equals: the first prefix no demonstration begins with has count 0, "
         "so the product is 0 = N(y)/n", 1),
        ("(b) E[r] = Σ_y (N(y)/n) r(x, y) = (1/n) Σ_i r(x, y_i), the mean reward of the demonstrations, whatever the "
-        "reward", 2),
+        "reward"
+        " (split: 1 for the sum over responses; 1 for the mean reward of the demonstrations)", 2),
        ("(c) the demonstrations are the expert's samples, so their fraction of correct ones has expectation ρ; more "
-        "of them only shrink its scatter, and doing better needs feedback on responses the expert did not write", 2))
+        "of them only shrink its scatter, and doing better needs feedback on responses the expert did not write"
+        " (split: 1 for the expectation ρ; 1 for why more demonstrations cannot do better)", 2))

@@ -140,13 +140,17 @@ question("ex-4-5-rloo-b", "ex-4-5-rloo",
          mistakes=_scale_mistakes)
 rubric("ex-4-5-rloo",
        ("(a) writes the other rewards' sum as n r̄ − r_i and simplifies r_i − (n r̄ − r_i)/(n − 1) to "
-        "n/(n − 1)(r_i − r̄)", 2),
+        "n/(n − 1)(r_i − r̄)"
+        " (split: 1 for the sum of the other rewards; 1 for the simplification)", 2),
        ("(b) the group's responses are independent, so b_i is independent of y_i and the expectation factors into "
-        "E[b_i] E[∇ log π(y_i | x)]", 2),
+        "E[b_i] E[∇ log π(y_i | x)]"
+        " (split: 1 for the independence of b_i and y_i; 1 for the factored expectation)", 2),
        ("(b) shows the score has mean zero (Σ_y π ∇log π = ∇ Σ_y π = ∇1 = 0), so each term has the expectation of "
-        "r_i ∇log π(y_i | x), which is ∇J: RLOO is unbiased", 2),
+        "r_i ∇log π(y_i | x), which is ∇J: RLOO is unbiased"
+        " (split: 1 for the score's zero mean; 1 for concluding that the expectation is ∇J)", 2),
        ("(c) by (a), r_i − r̄ = (n − 1)/n · A_i^RLOO in every group, so the mean-baseline estimate is (1 − 1/n) "
-        "times RLOO's and E[g] = (1 − 1/n)∇J", 2))
+        "times RLOO's and E[g] = (1 − 1/n)∇J"
+        " (split: 1 for the relation to RLOO's advantage from (a); 1 for E[g] = (1 − 1/n)∇J)", 2))
 
 
 # Ex. 4.5-predict: the explorer's own sampled groups (prompt 2, π_ref) and GRPO's advantages of them.
@@ -327,9 +331,12 @@ question("ex-4-5-lambda-c", "ex-4-5-lambda",
                            "lam": float(rng.choice(critic_free.LAMBDAS))},
          tolerance=_BAR_TOL, mistakes=_critic_mistakes)
 rubric("ex-4-5-lambda",
-       ("(a) at λ = 1 sums the TD errors and telescopes the values, using V̂(s_L) = 0, to Σ_{u≥t} r_u − V̂(s_t)", 2),
+       ("(a) at λ = 1 sums the TD errors and telescopes the values, using V̂(s_L) = 0, to Σ_{u≥t} r_u − V̂(s_t)"
+        " (split: 1 for summing the TD errors; 1 for the telescoped values with V̂(s_L) = 0)", 2),
        ("(a) at λ = 0 only the l = 0 term is left: δ_t", 1),
-       ("(b) after the last token there are no more terms: A_{L−1} = δ_{L−1} = r_{L−1} − V̂(s_{L−1}), with no λ in it",
+       ("(b) after the last token there are no more terms: A_{L−1} = δ_{L−1} = r_{L−1} − V̂(s_{L−1}), with no λ in it"
+        " (split: 1 for no later terms; 1 for the one-step difference with no λ)",
         2),
        ("(c) names the last position (token 4): with the exact V its error is 0 at every λ, and the learned critic's "
-        "error there is that of V̂(s_3) alone, the same at every λ", 2))
+        "error there is that of V̂(s_3) alone, the same at every λ"
+        " (split: 1 for naming token 4; 1 for why both its bars stay put)", 2))
