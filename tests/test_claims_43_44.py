@@ -537,3 +537,18 @@ def test_the_step_budget_the_common_tokens_growth_depends_on_is_stated():
         assert quote in paragraph_with(NB43, needle), needle
     assert quote in next(c for c in markdown(NB43) if ":label: ex-4-3-clip\n" in c)
     assert 'toy.glue("reach_budget", toy.clipping.REACH_BUDGET' in code(NB43)
+
+
+def test_trls_grpo_adds_a_kl_term_only_when_its_beta_is_not_zero():
+    """4.3 (issue 39): TRL's GRPO trainer adds the per-token k3 KL term to its loss only when its β is not zero, and
+    its default β is 0, so by default it adds none; 4.5 says the same. Wherever 4.3 or 4.5 names TRL's GRPO trainer
+    beside the k3 term, the sentence says when."""
+    nb45 = CHAPTER / "4.5-connections.ipynb"
+    for path in (NB43, nb45):
+        said = [par for cell in markdown(path) for par in re.split(r"\n\s*\n|\n- ", cell)
+                if "TRL's GRPO" in par and "k3" in par]
+        assert said, path.name
+        for par in said:
+            when = r"TRL's\s+GRPO\s+trainer\s+(does\s+the\s+same\s+)?when\s+its\s+\$\\beta\$\s+is\s+not\s+zero"
+            assert re.search(when, par), par
+    assert "default $\\beta$ is 0" in paragraph_with(NB43, "TRL's GRPO")
