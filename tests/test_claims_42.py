@@ -186,6 +186,37 @@ def test_the_additive_models_top_response_is_wrong_on_most_seeds_at_every_size()
     assert "mostly rank wrong" not in "".join(_cells().values())
 
 
+def test_the_additive_models_wrong_top_response_is_the_no_information_base_rate():
+    """4.2's exercise (issue 39): 'comparisons do not teach it which responses are right: its fits rank a wrong
+    response highest on … to … of the 20 seeds at every number of comparisons from 10 to 3,000, about the … a model
+    with no information would reach (…% of the responses are wrong)'. A model with no information puts a response
+    picked at random on top, a wrong one with the share of wrong responses (80 %, 16 of 20 seeds). The counts are
+    consistent with that at every size (inside the central 99 % of the binomial law), around it on average, and
+    never mostly right; the tabular model, by contrast, is right on every seed from 300 comparisons on."""
+    from math import comb
+
+    pi_ref = toy.reference_policy()
+    wrong_share = 1 - toy.reward_table("sum_to_target", X, pi_ref.length, pi_ref.n_actions).mean()
+    assert wrong_share == pytest.approx(1 - 1 / toy.VOCAB_SIZE)  # one last digit in five completes the sum
+    n = len(SEEDS)
+    law = [comb(n, k) * wrong_share**k * (1 - wrong_share) ** (n - k) for k in range(n + 1)]
+    cdf = np.cumsum(law)
+    low, high = int(np.searchsorted(cdf, 0.005)), int(np.searchsorted(cdf, 0.995))
+    counts = []
+    for size in easy_hard.COMPARISONS:
+        tables = [ProxyReward(pi_ref, "sum_to_target", X, size, features="additive", seed=s).table for s in SEEDS]
+        counts.append(sum(toy.REWARDS["sum_to_target"](X, np.unravel_index(np.argmax(t), t.shape)) == 0
+                          for t in tables))
+    assert all(low <= k <= high for k in counts), (counts, low, high)
+    assert abs(np.mean(counts) - wrong_share * n) <= 2, counts
+    assert _right_on_every_seed_from("tabular") <= 300
+    solution = next(c for c in _cells().values() if c.startswith("```{solution} ex-4-2-goodhart"))
+    for quoted in ("ex_no_info_seeds", "ex_no_info_wrong", "ex_add_top_wrong_lo", "ex_add_top_wrong_hi"):
+        assert f'toy.quote("{quoted}"' in solution, quoted
+    assert "a model with no information" in solution
+    assert re.search(r'no_info_wrong = 1 - toy\.reward_table\("sum_to_target", x', _code())
+
+
 def test_the_tabular_model_becomes_reliably_right():
     """4.2's exercise: 'it ends at a right response on … with 10 comparisons, on … with 100, and on every seed from
     300 on.'"""

@@ -511,3 +511,44 @@ def test_distillation_at_three_step_sizes_over_seeds():
     ahead = [share(r["sft", b, lr] > r["on_policy", b, lr]) for b in (0.3, 1.0) for lr in (0.25, 1.0, big)]
     means = [(r["sft", b, lr] - r["on_policy", b, lr]).mean() for b in (0.3, 1.0) for lr in (0.25, 1.0, big)]
     assert all(m > 0 for m in means) and min(ahead) < 1.0 and min(ahead) >= 0.5
+
+
+# -- 4.3, the trust region's step budget (issue 39) ----------------------------------------------------------------
+def test_the_step_budget_the_common_tokens_growth_depends_on_is_stated():
+    """A token the clip cannot stop grows as far as the update's step budget lets it: ex-4-3-clip-a's p = 0.95 entry
+    and 4.3's 'one update takes it to …' move with the budget, so the question, the explorer's caption, the prose and
+    the solution state it (toy.clipping.REACH_BUDGET, quoted as reach_budget); a rare token's growth does not."""
+    from toy.exercises import questions as Q
+
+    budget = toy.clipping.REACH_BUDGET
+    common, rare = classical.P_GRID[-1], classical.P_GRID[0]
+    grown = [toy.clipping.one_token_reach(common, 1.0, 0.2, 0.6, budget=b) for b in (budget / 4, budget, 2 * budget)]
+    assert grown[0] < grown[1] < grown[2]  # so the answer depends on it
+    assert toy.clipping.one_token_reach(common, 1.0, 0.2, 0.6) == grown[1]  # the default the explorer draws
+    assert toy.clipping.one_token_reach(rare, 1.0, 0.2, 0.6, budget=budget / 4) == pytest.approx(
+        toy.clipping.one_token_reach(rare, 1.0, 0.2, 0.6, budget=2 * budget), rel=1e-6)
+    q = Q.QUESTIONS["ex-4-3-clip-a"]
+    spec = q.spec()
+    assert f"add up to {budget:g}" in spec["prompt"]
+    assert spec["answer"][1] == pytest.approx(100 * (grown[1] - common) / common, abs=1e-6)
+    assert f"add up to {budget:g}" in classical.clipping_explorer().caption
+    quote = 'toy.quote("reach_budget", "g")'
+    for needle in ("until the clip\nstops it", 'toy.quote("reach_common"', 'toy.quote("ex_clip_last"'):
+        assert quote in paragraph_with(NB43, needle), needle
+    assert quote in next(c for c in markdown(NB43) if ":label: ex-4-3-clip\n" in c)
+    assert 'toy.glue("reach_budget", toy.clipping.REACH_BUDGET' in code(NB43)
+
+
+def test_trls_grpo_adds_a_kl_term_only_when_its_beta_is_not_zero():
+    """4.3 (issue 39): TRL's GRPO trainer adds the per-token k3 KL term to its loss only when its β is not zero, and
+    its default β is 0, so by default it adds none; 4.5 says the same. Wherever 4.3 or 4.5 names TRL's GRPO trainer
+    beside the k3 term, the sentence says when."""
+    nb45 = CHAPTER / "4.5-connections.ipynb"
+    for path in (NB43, nb45):
+        said = [par for cell in markdown(path) for par in re.split(r"\n\s*\n|\n- ", cell)
+                if "TRL's GRPO" in par and "k3" in par]
+        assert said, path.name
+        for par in said:
+            when = r"TRL's\s+GRPO\s+trainer\s+(does\s+the\s+same\s+)?when\s+its\s+\$\\beta\$\s+is\s+not\s+zero"
+            assert re.search(when, par), par
+    assert "default $\\beta$ is 0" in paragraph_with(NB43, "TRL's GRPO")

@@ -79,6 +79,47 @@ def test_reference_passes_stub_is_not_implemented_and_a_wrong_answer_is_caught(n
     assert result.status == "fail" and "expected" in result.message and "returned" in result.message, str(result)
 
 
+def test_in_the_books_build_a_check_says_not_run_never_pass(monkeypatch):
+    """The book's build executes each notebook with the stub, then the folded solution, then the check: the check
+    would pass (on the solution) under a stub the page shows unsolved. In the build (TOY_CHECKS="not run", set by
+    book/_ext/toybook.py with the static view, and part of toyexec's execution key) it is not run and says where to
+    run it; in JupyterLab, Colab and Live code (TOY_CHECKS unset; Live code's prelude unsets it) it runs."""
+    import toybook  # book/_ext: tests/conftest.py puts it on sys.path
+    import toyexec
+
+    notebook, name, stub, solution, fn = EXERCISES[0]
+    monkeypatch.setenv("TOY_EXPLORER_VIEW", "static")
+    monkeypatch.setenv(toy.exercises.CHECKS_ENV, "not run")
+    for function in (define(stub, fn), define(solution, fn)):
+        result = toy.exercises.check(name, function)
+        assert result.status == "not run" and not result.passed, str(result)
+        assert "JupyterLab, Colab or Live code" in str(result) and "pass" not in str(result)
+        bundle, meta = result._repr_mimebundle_()
+        assert meta["toy_check"]["status"] == "not run" and "✓" not in bundle["text/html"]
+    assert "TOY_CHECKS=not run" in toyexec.kernel_environment()
+    monkeypatch.delenv(toy.exercises.CHECKS_ENV)
+    assert toy.exercises.check(name, define(solution, fn)).status == "pass"  # the static view alone (the grader)
+    source = Path(toybook.__file__).read_text()
+    assert f'os.environ["{toy.exercises.CHECKS_ENV}"] = "not run"' in source
+    live = (ROOT / "book" / "_static" / "toy" / "toy-live.js").read_text()
+    assert f'os.environ.pop("{toy.exercises.CHECKS_ENV}", None)' in live
+
+
+@pytest.mark.slow
+def test_a_page_built_from_a_notebook_shows_its_checks_not_run(monkeypatch):
+    """4.1 executed as the build executes it: every check it shows is "not run", none "pass"."""
+    from nbclient import NotebookClient
+
+    monkeypatch.setenv("TOY_EXPLORER_VIEW", "static")
+    monkeypatch.setenv(toy.exercises.CHECKS_ENV, "not run")
+    path = next(p for p in course.book_notebooks() if p.name.startswith("4.1"))
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    statuses = [o["metadata"]["toy_check"]["status"] for c in nb.cells for o in c.get("outputs", [])
+                if "toy_check" in o.get("metadata", {})]
+    assert statuses and set(statuses) == {"not run"}, statuses
+
+
 def test_checks_explain_wrong_types_shapes_errors_and_loops():
     name = "4.1-token-advantages"
     r = toy.exercises.check(name, lambda *a: "three")

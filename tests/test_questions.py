@@ -25,16 +25,33 @@ NAMES = [f"student-{i}" for i in range(8)] + ["Ada Lovelace", "李雷"]
 node = pytest.mark.skipif(shutil.which("node") is None, reason="Node.js runs the page script")
 
 
-def answers_to_try(spec: dict, rng: np.random.Generator) -> list[list]:
-    """The right answer, each mistake, near misses on every field, and a few random answers, normalised."""
+def tol(spec: dict, i: int) -> float:
+    """The tolerance of the answer's number ``i``."""
+    return spec["tolerance"][i] if isinstance(spec["tolerance"], list) else spec["tolerance"]
+
+
+def within(spec: dict, given: list) -> bool:
+    """Right by the rule the prompts state: each number within the tolerance of toy's, or between toy's and an
+    approximation the prompt prescribes."""
     right = spec["answer"]
-    tries = [list(right)] + [list(m["value"]) for m in spec["mistakes"]]
+    return (all(abs(g - r) <= tol(spec, i) + 1e-12 for i, (g, r) in enumerate(zip(given, right, strict=True)))
+            or any(all(min(r, a) - tol(spec, i) - 1e-12 <= g <= max(r, a) + tol(spec, i) + 1e-12
+                       for i, (g, r, a) in enumerate(zip(given, right, x["value"], strict=True)))
+                   for x in spec["accepted"]))
+
+
+def answers_to_try(spec: dict, rng: np.random.Generator) -> list[list]:
+    """The right answer, each mistake and accepted approximation, near misses on every field (of the answer and
+    of each approximation), and a few random answers, normalised."""
+    right = spec["answer"]
+    tries = [list(right)] + [list(m["value"]) for m in spec["mistakes"]] + [list(a["value"]) for a in spec["accepted"]]
     if spec["kind"] in ("number", "numbers"):
-        for i in range(len(right)):
-            for step in (3, -3, 0.5, -0.5):
-                near = list(right)
-                near[i] += step * spec["tolerance"]
-                tries.append(near)
+        for centre in [right] + [a["value"] for a in spec["accepted"]]:
+            for i in range(len(right)):
+                for step in (3, -3, 0.5, -0.5):
+                    near = list(centre)
+                    near[i] += step * tol(spec, i)
+                    tries.append(near)
         tries += [list(right + rng.normal(0, 0.3, len(right))) for _ in range(3)]
     elif spec["kind"] == "choice":
         tries += [[i] for i in range(len(spec["options"]))]
@@ -65,16 +82,20 @@ def test_every_question_judges_its_own_answers(name):
         for m in spec["mistakes"]:
             verdict = Q.judge(spec, m["value"])
             assert not verdict.right and verdict.hint == m["hint"]
+        for a in spec["accepted"]:  # an approximation the prompt prescribes is right, with the exact value said
+            verdict = Q.judge(spec, a["value"])
+            assert verdict.right and verdict.hint == a["note"]
+            assert Q.check_answer(name, Q.as_value(q, a["value"]), student).message.endswith(a["note"])
         if spec["kind"] in ("number", "numbers"):
             near = list(spec["answer"])
-            near[-1] += 3 * spec["tolerance"]
+            away = max([near[-1]] + [a["value"][-1] for a in spec["accepted"]])  # past any approximation's
+            near[-1] = away + 3 * tol(spec, len(near) - 1)
             verdict = Q.judge(spec, near)
             assert not verdict.right and verdict.fields[-1] is False
         for given in answers_to_try(spec, rng):
             verdict = Q.judge(spec, given)
             assert verdict.right == (given == spec["answer"] if spec["kind"] in ("choice", "order") else
-                                     all(abs(g - r) <= spec["tolerance"] + 1e-12
-                                         for g, r in zip(given, spec["answer"], strict=True)))
+                                     within(spec, given))
             assert verdict.right or verdict.hint
 
 
@@ -99,6 +120,112 @@ def test_the_page_script_judges_as_python_does():
     for (spec, given), js in zip(cases, json.loads(out), strict=True):
         py = Q.judge(spec, given)
         assert (js["right"], js["fields"], js["hint"]) == (py.right, py.fields, py.hint), (spec["name"], given)
+
+
+@node
+def test_a_prediction_box_says_a_listed_mistakes_hint_and_an_approximations_note():
+    """Recorded predictions, as the page says them (toy-answers.js's ``predicted``): a listed mistake (or a chosen
+    option with a hint of its own) gets its hint beside the answer; an accepted approximation is right, with its note
+    (the exact value and why it differs); the exact answer, or a wrong one that is no listed mistake, gets neither.
+    A checked answer's box (``said``) gives an accepted approximation's note after "Right"."""
+    cases = []
+    for spec in all_specs():
+        cases += [(spec, m["value"], "mistake") for m in spec["mistakes"]]
+        cases += [(spec, a["value"], "accepted") for a in spec["accepted"]]
+        cases += [(spec, list(spec["answer"]), "right")]
+        if spec["kind"] == "choice":
+            cases += [(spec, [int(k)], "option") for k in spec["option_hints"] if [int(k)] != spec["answer"]]
+    assert {kind for _, _, kind in cases} == {"mistake", "accepted", "right", "option"}
+    program = (f"const a = require({json.dumps(str(SCRIPT))});"
+               "const cases = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+               "process.stdout.write(JSON.stringify(cases.map(([s, g]) => "
+               "[a.predicted(s, g).text, a.said(a.judge(s, g))])));")
+    out = subprocess.run(["node", "-e", program], input=json.dumps([c[:2] for c in cases]), capture_output=True,
+                         text=True, check=True).stdout
+    for (spec, given, kind), (text, said) in zip(cases, json.loads(out), strict=True):
+        hint = Q.judge(spec, given).hint
+        if kind == "right":
+            assert text.startswith("✓ Your prediction was right. ") and said == "✓ Right.", (spec["name"], text)
+        elif kind == "accepted":
+            assert text.startswith("✓ Your prediction was right. ") and text.endswith(" " + hint), (spec["name"], text)
+            assert said == "✓ Right. " + hint
+        else:
+            assert text.startswith("✗ ") and text.endswith(" " + hint) and said == "✗ " + hint, (spec["name"], text)
+
+
+def test_a_prescribed_prediction_is_right_and_told_the_exact_value():
+    """Exercise 8 (ex-4-2-resets) lets the reader take the tokens left as uniform at τ = 10, so 2/15 (or 0.133 for
+    it); Exercise 23 (ex-4-4-predict) says to predict with part (c), so (T + 1)/2 and (T − (1 − ε)/ε)/(εT). Both
+    are right, and the feedback gives toy's exact value; an answer beyond the approximation is still wrong."""
+    spec = Q.QUESTIONS["ex-4-2-resets"].spec()
+    exact = spec["answer"][0]
+    for said in (2 / 15, round(2 / 15, 3)):
+        verdict = Q.judge(spec, [said])
+        assert verdict.right and f"{exact:.4f}" in verdict.hint and "uniform" in verdict.hint, verdict
+    assert abs(round(2 / 15, 3) - exact) > spec["tolerance"]  # the case the issue met: 0.133 against 0.1317
+    assert not Q.judge(spec, [2 / 15 + 3 * spec["tolerance"]]).right
+    assert not Q.judge(spec, [exact - 3 * spec["tolerance"]]).right
+    q = Q.QUESTIONS["ex-4-4-predict"]
+    for student in [None, *NAMES]:
+        s = q.instance(student)
+        spec = q.spec(s)
+        eps, T = s["eps_big"], s["T_big"]
+        approx = [(s["T_small"] + 1) / 2, (T - (1 - eps) / eps) / (eps * T)]
+        verdict = Q.judge(spec, [round(a, 2) for a in approx])
+        assert verdict.right and f"{spec['answer'][0]:.2f}" in verdict.hint, (student, verdict)
+        assert abs(approx[0] - spec["answer"][0]) > spec["tolerance"]  # part (c) is off by more than the title's digit
+        assert not Q.judge(spec, [approx[0] + 3 * spec["tolerance"], approx[1]]).right
+        assert Q.check_answer("ex-4-4-predict", approx, student).status == "right"
+
+
+GIVEAWAYS = {  # what each question tests, as its solution writes it: a hint names the mistake, never this step
+    "ex-4-1-telescope": ("minus V(x)", "− V(x)", "r − V"),
+    "ex-4-2-bt": ("log σ(r̂(w", "log σ(r̂(winner", "σ(r̂(w) − r̂(l))"),
+    "ex-4-3-clip-b": ("1/p", "1/(1 + ε", "cannot pass 1", "at most"),
+    "ex-4-5-rloo-b": ("contains r_i", "what is lost", "what is kept", "shorter than", "1 − 1/n", "(n − 1)/n"),
+}
+
+
+def test_hints_name_the_mistake_without_doing_the_step():
+    """The four hints that handed over the step the question tests (issue 39): none says it any more, at the book's
+    setting or a student's; each still names what the mistake was."""
+    for name, phrases in GIVEAWAYS.items():
+        q = Q.QUESTIONS[name]
+        for student in [None, *NAMES[:3]]:
+            spec = q.spec(q.instance(student))
+            hints = [m["hint"] for m in spec["mistakes"]] + list(spec["option_hints"].values())
+            assert hints, name
+            for hint in hints:
+                assert not any(p in hint for p in phrases), (name, hint)
+
+
+DIGITS = {"one": 1, "two": 2, "three": 3, "four": 4}
+
+
+def test_an_answer_rounded_as_its_prompt_says_is_right():
+    """Where a prompt names a precision ("two decimals", "to one decimal", "three significant figures"), toy's answer
+    rounded so is right, at the book's setting and every student's instance. So 0.85 for ex-4-3-discount-b (0.8459),
+    −0.71 for ex-4-5-predict-b (−0.7070) and 124 for ex-4-2-prior-b's ratio (124.25), which were marked wrong."""
+    said = 0
+    for name, q in Q.QUESTIONS.items():
+        if q.kind not in ("number", "numbers"):
+            continue
+        for student in [None, *NAMES]:
+            spec = q.spec(q.instance(student))
+            prompt = spec["prompt"].lower()
+            decimals = [DIGITS[w] for w in re.findall(r"\b(one|two|three|four) decimals?\b", prompt)]
+            figures = [DIGITS[w] for w in re.findall(r"\b(one|two|three|four) significant figures\b", prompt)]
+            rounded = [[round(a, d) for a in spec["answer"]] for d in decimals]
+            rounded += [[float(f"{a:.{d}g}") for a in spec["answer"]] for d in figures]
+            for given in rounded:
+                said += 1
+                assert Q.judge(spec, given).right, (name, student, given, spec["answer"])
+    assert said > 50
+    for name, given in (("ex-4-3-discount-b", [0.85]), ("ex-4-5-predict-b", [-0.71, 0.71])):
+        assert Q.judge(Q.QUESTIONS[name].spec(), given).right, name
+    spec = Q.QUESTIONS["ex-4-2-prior-b"].spec()
+    assert Q.judge(spec, spec["answer"][:3] + [round(spec["answer"][3])]).right
+    assert not Q.judge(spec, spec["answer"][:3] + [spec["answer"][3] + 1]).right
 
 
 @node
@@ -321,3 +448,65 @@ def test_closed_forms_of_42_to_45_by_hand():
     for s in _settings("ex-4-2-drift"):  # the β → 0 limit is π_ref given r = 1: −log p nats away
         p = brute.value(pretrained, toy.get_reward(s["reward"].replace(" ", "_")), s["prompt"])
         assert _answer("ex-4-2-drift", s) == [pytest.approx(-np.log(p), abs=1e-9)]
+
+
+def test_prior_a_has_one_answer_on_the_slider_the_drawn_curve_and_between():
+    """ex-4-2-prior-a asks which prompt's noise-to-signal ratio is lowest at the colder temperature. For prompts 0
+    and 3 (or 1 and 3) the slider's stops say "the same" while the drawn curve dips lower at τ = 0.237 for prompt 3:
+    two answers. Every instance now has one: the same read off the slider's stops, the explorer's drawn curve (its
+    own output) and the exact ratio between the stops."""
+    from toy.page.explorers import easy_hard
+
+    explorer = easy_hard.prior_explorer()
+    fine = np.logspace(-1, 1, 201)
+
+    def lowest(prompt):
+        out = explorer.evaluate(explorer.state(prompt=prompt))
+        stops = [out["nsr"][list(easy_hard.PRIOR_CURVE).index(t)] for t in easy_hard.TEMPERATURES]
+        exact = [toy.exploration.gradient_moments(toy.reference_policy("pretrained", t), "sum_to_target", prompt,
+                                                  "value").noise_to_signal for t in fine]
+        return (easy_hard.TEMPERATURES[int(np.argmin(stops))], easy_hard.PRIOR_CURVE[int(np.argmin(out["nsr"]))],
+                fine[int(np.argmin(exact))])
+
+    at = {p: lowest(p) for p in toy.PROMPTS}
+    q = Q.QUESTIONS["ex-4-2-prior-a"]
+    pairs = set()
+    for student in [None, *NAMES, *(f"student-{i}" for i in range(8, 60))]:
+        s = q.instance(student)
+        pairs.add((s["first"], s["second"]))
+        readings = {0 if a < b else 1 if b < a else 2 for a, b in zip(at[s["first"]], at[s["second"]], strict=True)}
+        assert len(readings) == 1, (s, at[s["first"]], at[s["second"]])
+        assert q.spec(s)["answer"] == [readings.pop()]
+        for other in ("ex-4-2-prior-b", "ex-4-2-prior-c"):  # the exercise's questions compare the same two prompts
+            assert Q.QUESTIONS[other].instance(student) == s
+    assert not pairs & {(0, 3), (3, 0), (1, 3), (3, 1)}
+    assert len(pairs) >= 6
+
+
+def _solution(exercise: str) -> str:
+    for path in sorted((ROOT / "chapters").rglob("*.ipynb")):
+        for cell in json.loads(path.read_text())["cells"]:
+            text = "".join(cell["source"])
+            if cell["cell_type"] == "markdown" and text.startswith(f"```{{solution}} {exercise}\n"):
+                return text
+    raise AssertionError(f"no worked solution for {exercise}")
+
+
+def test_rubrics_split_their_bundled_points_and_match_their_exercise_and_solution():
+    """Every criterion worth 2 or 3 points says how its points split ("(split: 1 for …; 1 for …)", adding up to its
+    points). ex-4-3-discount's last point takes any check in the explorer, as the exercise asks ("Check it in the
+    explorer"), not one particular reading. ex-4-2-optimum's strict concavity is asked for only where the worked
+    solution's Lagrange route needs it, and the solution says so."""
+    for exercise, criteria in Q.RUBRICS.items():
+        for c in criteria:
+            if c.points >= 2:
+                split = re.search(r"\(split: ([^()]*(?:\([^()]*\)[^()]*)*)\)$", c.text)
+                assert split, (exercise, c.text)
+                parts = re.findall(r"(?:^|; )(\d+) for ", split.group(1))
+                assert len(parts) >= 2 and sum(map(int, parts)) == c.points, (exercise, c.text)
+    last = Q.RUBRICS["ex-4-3-discount"][-1].text
+    assert "any reading" in last and "β = 0.03" in last, last
+    (concavity,) = [c.text for c in Q.RUBRICS["ex-4-2-optimum"] if "concav" in c.text]
+    assert "Lagrange" in concavity and "earns the first point" in concavity
+    solution = _solution("ex-4-2-optimum")
+    assert "Lagrange" in solution and "strictly concave" in solution and "unique maximum" in solution

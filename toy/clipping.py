@@ -32,6 +32,10 @@ MAX_STEPS = 1_000_000
 """Most gradient steps (and sampled tokens) one call may take."""
 MAX_BUDGET = 1_000.0
 """Largest total step size of ``one_token_reach``."""
+REACH_BUDGET = 20.0
+"""The step budget of the one update ``one_token_reach`` runs by default (the total size of its gradient steps, like
+epochs × learning rate), and so of section 4.3's trust-region panel. A token the clip stops (p < 1/(1 + ε_high))
+does not depend on it; a token it cannot stop (p above that) grows further the larger the budget."""
 
 
 def _entropy(p: np.ndarray) -> float:
@@ -65,7 +69,7 @@ def ppo_update(p_old, actions, advantages, eps_low: float = 0.2, eps_high: float
 
 
 def one_token_reach(p_old: float, advantage: float, eps_low: float = 0.2, eps_high: float = 0.2,
-                    budget: float = 20.0) -> float:
+                    budget: float = REACH_BUDGET) -> float:
     """The probability a token reaches in one PPO update whose batch is that token alone, with the given advantage
     (a two-token world: the token, and everything else), following the surrogate's gradient until its clip stops it.
 

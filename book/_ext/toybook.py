@@ -1,7 +1,9 @@
 """The book's Sphinx extension: static explorers, and every script a reader's browser runs served by the book itself.
 
 * Sets TOY_EXPLORER_VIEW=static before any notebook runs, so the kernels that execute the notebooks show each
-  explorer's static view (and plotly figures as text/html), never a live widget that would sit dead.
+  explorer's static view (and plotly figures as text/html), never a live widget that would sit dead; and
+  TOY_CHECKS="not run", so a code exercise's check shows as not run (run it in JupyterLab, Colab or Live code),
+  never as a pass under the unsolved stub a page shows.
 * Serves plotly.js (not a CDN, not inlined into every page): npm's partial bundle with the traces the book draws
   (scatter and bar, 1.2 MB instead of 4.7 MB; unpacked into the environment by ``scripts/setup.sh``), else the
   full bundle from the installed plotly package. A page with figures loads, deferred, only the small script that
@@ -638,6 +640,7 @@ def _kernels_over_ipc():
 
 def setup(app):
     os.environ["TOY_EXPLORER_VIEW"] = "static"
+    os.environ["TOY_CHECKS"] = "not run"  # a page cannot run a reader's code: its checks say so, never "pass"
     missing = katex_missing()
     app._toybook_katex = missing is None
     if missing:

@@ -7,7 +7,7 @@ execution count, the kernel's ``language_info``, the value of each ``{eval}`` ex
 
 * the notebook's own file,
 * the ``toy`` package the kernel imports, and the Python and the packages installed beside it,
-* the execution settings (timeout, errors allowed, the ``{eval}`` pattern) and ``TOY_EXPLORER_VIEW``.
+* the execution settings (timeout, errors allowed, the ``{eval}`` pattern), ``TOY_EXPLORER_VIEW`` and ``TOY_CHECKS``.
 
 A successful execution is recorded under ``_build/.toybook-executed/<page>.json`` with the hash of those inputs
 (``execution_key``). A later build whose inputs hash the same replays the record (``ReplayedClient``) instead of
@@ -40,8 +40,9 @@ def kernel_environment() -> list[str]:
     spec = importlib.util.find_spec("toy")
     toy_dir = Path(next(iter(spec.submodule_search_locations))) if spec and spec.submodule_search_locations else None
     toy = toysite.files_digest(toy_dir) if toy_dir else "missing"
-    view = os.environ.get("TOY_EXPLORER_VIEW")
-    return [sys.version, *toysite.installed_packages(), f"toy={toy}", f"TOY_EXPLORER_VIEW={view}"]
+    view, checks = os.environ.get("TOY_EXPLORER_VIEW"), os.environ.get("TOY_CHECKS")
+    return [sys.version, *toysite.installed_packages(), f"toy={toy}", f"TOY_EXPLORER_VIEW={view}",
+            f"TOY_CHECKS={checks}"]
 
 
 def execution_key(notebook_file: Path, nb_config, environment: list[str]) -> str:

@@ -21,6 +21,10 @@ def typed(v: float) -> str:
     return repr(round(v, 10))
 
 
+def tol(spec: dict, i: int) -> float:
+    return spec["tolerance"][i] if isinstance(spec["tolerance"], list) else spec["tolerance"]
+
+
 def fill(box, spec: dict, values: list) -> None:
     if spec["kind"] in ("number", "numbers"):
         inputs = box.locator("input[type=text]")
@@ -60,7 +64,7 @@ def test_answer_boxes_check_answers_offline(bt, browser, site_url, chapter_doc):
                 assert said.startswith("✓ Your prediction was right"), (spec["name"], said)
                 assert submit(box) == ""  # "Predict again" clears
                 if spec["kind"] in ("number", "numbers"):
-                    wrong = [v + 10 * spec["tolerance"] for v in right]
+                    wrong = [v + 10 * tol(spec, i) for i, v in enumerate(right)]
                 elif spec["kind"] == "choice":
                     wrong = [(right[0] + 1) % len(spec["options"])]
                 else:
@@ -68,10 +72,15 @@ def test_answer_boxes_check_answers_offline(bt, browser, site_url, chapter_doc):
                 fill(box, spec, wrong)
                 said = submit(box)
                 assert said.startswith("✗") and ("off by" in said or "It is" in said), said
+                for m in spec["mistakes"]:  # a listed mistake, predicted, gets its hint beside the answer
+                    submit(box)  # "Predict again"
+                    fill(box, spec, m["value"])
+                    said = submit(box)
+                    assert said.startswith("✗") and said.endswith(" " + m["hint"]), (spec["name"], said)
                 continue
             if spec["kind"] in ("number", "numbers"):
                 near = list(right)
-                near[0] += 5 * spec["tolerance"]
+                near[0] += 5 * tol(spec, 0)
                 fill(box, spec, near)
                 said = submit(box)
                 assert said.startswith("✗") and said == "✗ " + Q.judge(spec, near).hint, said

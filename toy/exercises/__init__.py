@@ -37,10 +37,16 @@ from .questions import QUESTIONS, RUBRICS, answer, ask, student  # noqa: F401  (
 from .registry import EXERCISES, Case, Exercise
 
 CHECK_KEY = "toy_check"
+CHECKS_ENV = "TOY_CHECKS"
+"""Set to "not run" by the book's build (book/_ext/toybook.py) in the kernels that execute the notebooks: a built
+page cannot run a reader's code, so its checks show as not run (and say where to run them), never as a pass under
+the stub above them. Unset everywhere else (JupyterLab, Colab, Live code, the grader, nbgrader): checks run."""
+NOT_RUN = "not run here: this page cannot run your code. Run the check in JupyterLab, Colab or Live code."
 
 @dataclass
 class CheckResult:
-    """What a check found. ``status`` is one of: pass, fail, not implemented, error, timeout, forbidden."""
+    """What a check found. ``status`` is one of: pass, fail, not implemented, error, timeout, forbidden, and
+    not run (in the built book's static page, which runs no reader's code)."""
 
     exercise: str
     status: str
@@ -53,13 +59,13 @@ class CheckResult:
         return self.status == "pass"
 
     def __str__(self) -> str:
-        mark = {"pass": "✓", "not implemented": "…"}.get(self.status, "✗")
+        mark = {"pass": "✓", "not implemented": "…", "not run": "…"}.get(self.status, "✗")
         return f"{mark} {self.exercise}: {self.message}"
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         record = {"exercise": self.exercise, "status": self.status, "message": self.message,
                   "cases_passed": self.cases_passed, "cases_total": self.cases_total}
-        colour = {"pass": "#1a7f37", "not implemented": "#9a6700"}.get(self.status, "#cf222e")
+        colour = {"pass": "#1a7f37", "not implemented": "#9a6700", "not run": "#6e7781"}.get(self.status, "#cf222e")
         html = (f'<div class="toy-check" style="border-left:4px solid {colour};padding:0.3em 0.8em">'
                 f"{escape(str(self))}</div>")
         return {"text/plain": str(self), "text/html": html}, {CHECK_KEY: json.loads(json.dumps(record))}
@@ -220,7 +226,9 @@ def check(name: str, fn: Callable, n_cases: int | None = None, time_limit: float
     """Run ``fn`` on the hidden cases of exercise ``name`` and compare with the reference. Never raises.
 
     ``seed`` picks the hidden cases (default: TOY_CHECK_SEED, else 0). A call into a part of toy that the exercise
-    does not allow ends the check with status "forbidden"."""
+    does not allow ends the check with status "forbidden". In the book's build (TOY_CHECKS="not run") the check is
+    not run: the page shows the unsolved stub above it (the solution is folded), and a reader there cannot run
+    anything, so it says where to run it instead of showing a pass nobody earned."""
     if n_cases is not None:
         n_cases = checks.positive_int("n_cases", n_cases, low=1)
     time_limit = checks.positive_finite("time_limit", time_limit)
@@ -231,6 +239,8 @@ def check(name: str, fn: Callable, n_cases: int | None = None, time_limit: float
     ex = EXERCISES[name]
     if not callable(fn):
         return CheckResult(name, "error", f"expected a function, but got {type(fn).__name__} {fn!r:.80}")
+    if os.environ.get(CHECKS_ENV) == "not run":
+        return CheckResult(name, "not run", NOT_RUN)
     seed = int(os.environ.get("TOY_CHECK_SEED", "0")) if seed is None else seed
     cases = hidden_cases(name, seed)[:n_cases]
     rules = _rules(name)

@@ -6,12 +6,17 @@ from the student's name (``draw``), so that reading the page's source gives away
 is one of four kinds:
 
 * ``number``: one number, right within ``tolerance`` (absolute);
-* ``numbers``: several numbers (the four bars of a prediction), one per label, each within ``tolerance``;
+* ``numbers``: several numbers (the four bars of a prediction), one per label, each within ``tolerance`` (one
+  number for all, or a function of the setting giving one per number, when the prompt asks for significant figures);
 * ``choice``: one of ``options`` (a sign is a choice among "negative", "zero", "positive");
 * ``order``: every option, in order.
 
 ``mistakes(setting)`` lists wrong answers worth a word of their own (a population standard deviation where the
-sample's is meant, ...) with the hint to give. What only a person can mark (a proof) gets a ``rubric``: criteria
+sample's is meant, ...) with the hint to give; a prediction box shows that hint too, beside the answer.
+``accepted(setting)`` lists the answers that a method the prompt prescribes gives (an approximation: "use part
+(c)", "close to uniform"), each with a note that gives the exact value and says why the approximation differs: an
+answer between the exact value and such an approximation (each number, within the tolerance) is right, and the
+note is said with it. What only a person can mark (a proof) gets a ``rubric``: criteria
 with points, written from the worked solution.
 
 From one declaration come three views, all judged by ``judge`` on the question's ``spec`` (plain JSON):
@@ -66,13 +71,14 @@ class Question:
     answer: Callable[[dict], object]
     setting: dict
     draw: Callable[[np.random.Generator], dict] | None = None
-    tolerance: float = 0.005
+    tolerance: float | Callable[[dict], list] = 0.005
     labels: tuple[str, ...] = ()
     options: tuple[str, ...] = ()
     option_hints: dict = field(default_factory=dict)
     mistakes: Callable[[dict], list] | None = None
     predict: bool = False
     points: int = 1
+    accepted: Callable[[dict], list] | None = None
 
     def instance(self, student: str | None = None) -> dict:
         """The setting of ``student``'s instance (drawn from the name), or the book's when ``student`` is None."""
@@ -99,6 +105,16 @@ class Question:
             raise ValueError(f"question {self.name}: toy's own answer is malformed: {right}")
         if self.kind in ("number", "numbers"):
             right = _clean(right)
+        tolerance = self.tolerance_at(setting, len(right))
+        accepted = []
+        for value, note in (self.accepted(setting) if self.accepted else []):
+            value = _normalise(self, value)
+            if isinstance(value, str) or self.kind not in ("number", "numbers"):
+                raise ValueError(f"question {self.name}: an accepted approximation is malformed: {value}")
+            if not isinstance(note, str) or not note.strip():
+                raise ValueError(f"question {self.name}: an accepted approximation needs a note with the exact value")
+            if not self._same(_clean(value), right, tolerance):  # an approximation as good as exact needs no note
+                accepted.append({"value": _clean(value), "note": note})
         said = []
         for wrong, hint in (self.mistakes(setting) if self.mistakes else []):
             wrong = _normalise(self, wrong)
@@ -108,9 +124,10 @@ class Question:
                 wrong = _clean(wrong)
             # a mistake that coincides, at this setting, with the answer says nothing; with an earlier mistake, the
             # reader may have made either, so the hint names both
-            if self._same(wrong, right):
+            if self._same(wrong, right, tolerance) or any(_between(wrong, right, a["value"], tolerance)
+                                                          for a in accepted):
                 continue
-            earlier = next((m for m in said if self._same(wrong, m["value"])), None)
+            earlier = next((m for m in said if self._same(wrong, m["value"], tolerance)), None)
             if earlier is None:
                 said.append({"value": wrong, "hint": hint})
             elif hint not in earlier["hint"]:
@@ -121,15 +138,23 @@ class Question:
             "setting": {k: _plain(v) for k, v in setting.items()},
             "labels": list(self.labels), "options": list(self.options),
             "option_hints": {str(k): v for k, v in self.option_hints.items()},
-            "tolerance": self.tolerance, "answer": right, "mistakes": said, "predict": self.predict,
-            "points": self.points,
+            "tolerance": tolerance, "answer": right, "mistakes": said, "predict": self.predict,
+            "points": self.points, "accepted": accepted,
         }
 
+    def tolerance_at(self, setting: dict, n: int) -> float | list:
+        """The tolerance at ``setting``: one number, or one per number of the answer (``n`` of them)."""
+        if not callable(self.tolerance):
+            return self.tolerance
+        tol = [float(t) for t in self.tolerance(setting)]
+        if len(tol) != n or not all(math.isfinite(t) and t > 0 for t in tol):
+            raise ValueError(f"question {self.name}: the tolerance must give {n} positive numbers, got {tol}")
+        return tol
 
-    def _same(self, a: list, b: list) -> bool:
+    def _same(self, a: list, b: list, tolerance) -> bool:
         if self.kind in ("choice", "order"):
             return a == b
-        return all(abs(x - y) <= self.tolerance + 1e-12 for x, y in zip(a, b, strict=True))
+        return all(abs(x - y) <= _tol(tolerance, i) for i, (x, y) in enumerate(zip(a, b, strict=True)))
 
 
 @dataclass(frozen=True)
@@ -147,24 +172,28 @@ def _plain(value):
 
 
 def question(name: str, exercise: str, prompt: str, kind: str, answer: Callable, setting: dict, *,
-             draw: Callable | None = None, tolerance: float = 0.005, labels=(), options=(), option_hints=None,
-             mistakes: Callable | None = None, predict: bool = False, points: int = 1) -> Question:
+             draw: Callable | None = None, tolerance: float | Callable = 0.005, labels=(), options=(),
+             option_hints=None, mistakes: Callable | None = None, predict: bool = False, points: int = 1,
+             accepted: Callable | None = None) -> Question:
     """Declare a question (see the module docstring)."""
     name, exercise = checks.text("name", name), checks.text("exercise", exercise)
     if not _ID.fullmatch(exercise) or not name.startswith(exercise):
         raise ValueError(f"question {name!r}: the exercise must be a label such as 'ex-4-1-predict' that starts the "
                          f"question's name, got {exercise!r}")
     checks.choose("question kind", kind, {k: k for k in KINDS})
-    if not callable(answer) or (draw is not None and not callable(draw)):
-        raise checks.fail("answer and draw", "functions", (answer, draw))
+    if not callable(answer) or any(f is not None and not callable(f) for f in (draw, mistakes, accepted)):
+        raise checks.fail("answer and draw (and mistakes, accepted)", "functions", (answer, draw, mistakes, accepted))
+    if accepted is not None and kind not in ("number", "numbers"):
+        raise ValueError(f"question {name!r}: only a number can be approximated ('accepted')")
     labels, options = tuple(labels), tuple(options)
     if kind == "numbers" and len(labels) < 2:
         raise ValueError(f"question {name!r}: a 'numbers' question labels each of its numbers")
     if kind in ("choice", "order") and len(options) < 2:
         raise ValueError(f"question {name!r}: a {kind!r} question needs at least two options")
-    q = Question(name, exercise, checks.text("prompt", prompt), kind, answer, dict(setting), draw,
-                 checks.positive_finite("tolerance", tolerance), labels, options, dict(option_hints or {}),
-                 mistakes, checks.flag("predict", predict), checks.positive_int("points", points))
+    tolerance = tolerance if callable(tolerance) else checks.positive_finite("tolerance", tolerance)
+    q = Question(name, exercise, checks.text("prompt", prompt), kind, answer, dict(setting), draw, tolerance,
+                 labels, options, dict(option_hints or {}), mistakes, checks.flag("predict", predict),
+                 checks.positive_int("points", points), accepted)
     QUESTIONS[name] = q  # its answers are computed when asked for (tests/test_questions.py computes every one)
     return q
 
@@ -262,17 +291,32 @@ class Verdict:
     hint: str
 
 
+def _tol(tolerance, i: int) -> float:
+    """The tolerance of the answer's number ``i`` (a spec's tolerance is one number, or one per number)."""
+    return (tolerance[i] if isinstance(tolerance, list) else tolerance) + 1e-12
+
+
+def _between(given: list, right: list, approx: list, tolerance) -> bool:
+    """Each number of ``given`` lies between the exact one and the approximation's, within the tolerance."""
+    return all(min(r, a) - _tol(tolerance, i) <= g <= max(r, a) + _tol(tolerance, i)
+               for i, (g, r, a) in enumerate(zip(given, right, approx, strict=True)))
+
+
 def judge(spec: dict, given: list) -> Verdict:
     """Judge ``given`` (normalised: floats, or option indices) against ``spec['answer']``; a wrong answer gets a hint
-    that says what is wrong, never what is right."""
+    that says what is wrong, never what is right. An answer that a prescribed approximation gives (``accepted``) is
+    right, and its hint is the approximation's note: the exact value, and why the approximation differs."""
     right, kind = spec["answer"], spec["kind"]
     if kind in ("number", "numbers"):
-        tol = spec["tolerance"] + 1e-12
-        fields = [abs(g - r) <= tol for g, r in zip(given, right, strict=True)]
+        tol = spec["tolerance"]
+        fields = [abs(g - r) <= _tol(tol, i) for i, (g, r) in enumerate(zip(given, right, strict=True))]
         if all(fields):
             return Verdict(True, fields, "")
+        for a in spec.get("accepted", []):
+            if _between(given, right, a["value"], tol):
+                return Verdict(True, [True] * len(fields), a["note"])
         for m in spec["mistakes"]:
-            if all(abs(g - w) <= tol for g, w in zip(given, m["value"], strict=True)):
+            if all(abs(g - w) <= _tol(tol, i) for i, (g, w) in enumerate(zip(given, m["value"], strict=True))):
                 return Verdict(False, fields, m["hint"])
         labels = spec["labels"] or ["the number"]
         first = fields.index(False)
@@ -353,7 +397,8 @@ def check_answer(name: str, value, student_name: str | None = None) -> AnswerRes
     verdict = judge(q.spec(q.instance(student_name)), given)
     whose = f" (the instance of {student_name})" if student_name and q.draw else ""
     if verdict.right:
-        return AnswerResult(name, "right", f"right{whose}.", given, student_name)
+        note = f" {verdict.hint}" if verdict.hint else ""
+        return AnswerResult(name, "right", f"right{whose}.{note}", given, student_name)
     return AnswerResult(name, "wrong", f"{verdict.hint}{whose}", given, student_name)
 
 

@@ -93,13 +93,18 @@ question("ex-4-1-telescope", "ex-4-1-telescope",
          draw=_draw_response, tolerance=0.005,
          mistakes=lambda s: [(_telescope_sum(s) + exact.value(reference_policy(s["preset"], s["temperature"]),
                                                                s["reward"], _X, ()),
-                              "That is the reward itself: the sum is the reward minus V(x).")])
+                              "That is the reward r(x, y) itself: a term of the telescoping sum is missing.")])
 rubric("ex-4-1-telescope",
-       ("(a) writes A(s_t, y_t) = V(s_{t+1}) − V(s_t) and shows that the sum collapses to V(s_T) − V(s_0)", 2),
+       ("(a) writes A(s_t, y_t) = V(s_{t+1}) − V(s_t) and shows that the sum collapses to V(s_T) − V(s_0)"
+        " (split: 1 for writing each advantage as a difference of consecutive values; 1 for the collapse to "
+        "V(s_T) − V(s_0))", 2),
        ("(a) identifies V(s_T) with r(x, y) (the complete response) and s_0 with x", 1),
-       ("(b) writes E_a[A(s, a)] = Σ_a π(a|s) V(s·a) − V(s) and uses the backward-induction definition of V(s)", 2),
+       ("(b) writes E_a[A(s, a)] = Σ_a π(a|s) V(s·a) − V(s) and uses the backward-induction definition of V(s)"
+        " (split: 1 for the expected advantage written out; 1 for using the definition of V(s) to make it "
+        "zero)", 2),
        ("(c) splits the difference into terms before and after t and shows each has expectation zero against the "
-        "score of y_t (earlier terms: the score's mean is zero given s_t; later terms: (b) given s_{t+1})", 3))
+        "score of y_t (earlier terms: the score's mean is zero given s_t; later terms: (b) given s_{t+1})"
+        " (split: 1 for the split around t; 1 for the earlier terms; 1 for the later terms)", 3))
 
 question("ex-4-1-predict", "ex-4-1-predict",
          "Under π_ref = {preset} and the {reward} reward (Figure 4.1's lower panel, τ = {temperature}): the four "
@@ -113,8 +118,12 @@ question("ex-4-1-predict", "ex-4-1-predict",
                               "The blue and the orange bars are swapped: blue is E[A_t²], a token's own credit.")])
 
 rubric("ex-4-1-score",
-       ("(a) writes log π(y|x) as Σ_t log π(y_t|s_t) and notes that the states do not depend on θ", 2),
-       ("(b) shows Σ_a π(a|s) ∇log π(a|s) = ∇ Σ_a π(a|s) = ∇1 = 0", 2),
+       ("(a) writes log π(y|x) as Σ_t log π(y_t|s_t) and notes that the states do not depend on θ"
+        " (split: 1 for the sum of log-probabilities; 1 for noting that the states do not depend on θ)", 2),
+       ("(b) shows Σ_a π(a|s) ∇log π(a|s) = ∇ Σ_a π(a|s) = ∇1 = 0"
+        " (split: 1 for the score's expectation as the gradient of Σ_a π(a|s); 1 for concluding it is ∇1 = 0)", 2),
        ("(c) uses the telescoping sum: the sequence weight is A(s_t, y_t) plus the other tokens' advantages", 1),
-       ("(c) shows each extra term has expectation zero (earlier ones by (b), later ones by the zero-mean advantage)",
+       ("(c) shows each extra term has expectation zero (earlier ones by (b), later ones by the zero-mean advantage)"
+        " (split: 1 for the earlier terms; 1 for the later terms; 1 for concluding that only A(s_t, y_t) is "
+        "left in expectation)",
         3))

@@ -133,6 +133,22 @@ def _reset_mistakes(s):
             (np.sqrt(var) / 9, "Averaging K rollouts divides the standard deviation by √K, not by K.")]
 
 
+_UNIFORM_AT = 10.0
+"""The temperature at which the prompt lets the reader take the tokens left as uniform (the slider's hottest)."""
+
+
+def _reset_uniform(s):
+    """The prediction the exercise prescribes at τ = 10: the tokens left taken as uniform, so the sum hits the target
+    with probability 1/5 and the error is √((1/5)(4/5)/9) = 2/15; the note gives the exact value and why it differs."""
+    if s["temperature"] != _UNIFORM_AT:
+        return []
+    p = resets.value_and_variance(reference_policy("pretrained", s["temperature"]), "sum_to_target", _X,
+                                  s["prefix"])[0]
+    return [(np.sqrt(0.2 * 0.8 / 9),
+             f"Uniform tokens give 2/15 = 0.1333; exactly, the error is {_reset_error(s):.4f}: at τ = 10 the tokens "
+             f"left are close to uniform but not quite, so the reward is 1 with probability {p:.4f}, not 1/5.")]
+
+
 def _draw_reset(rng):
     prefix = tuple(easy_hard.PREFIXES)[int(rng.integers(len(easy_hard.PREFIXES)))]
     return {"prefix": prefix, "state": easy_hard.PREFIXES[prefix],
@@ -141,12 +157,13 @@ def _draw_reset(rng):
 
 question("ex-4-2-resets", "ex-4-2-resets",
          "In the explorer Resetting is free (prompt 2, sum reward, pretrained π_ref), reset to the state {state} and "
-         "set τ = {temperature:.3g}. Predict the error of the value estimated from K = 9 rollouts, the exact "
-         "√(Var[r | s] / K), then read it in the title (the figure in brackets).",
+         "set τ = {temperature:.3g}. Predict the error of the value estimated from K = 9 rollouts, √(Var[r | s] / K) "
+         "(at τ = 10 you may take the tokens left as uniform), then read the exact one in the title (the figure in "
+         "brackets).",
          "number", _reset_error,
          {"prefix": (1, 2, 3), "state": easy_hard.PREFIXES[(1, 2, 3)],
           "temperature": easy_hard.RESET_TEMPERATURES[-1]},
-         draw=_draw_reset, tolerance=0.001, predict=True, mistakes=_reset_mistakes)
+         draw=_draw_reset, tolerance=0.001, predict=True, mistakes=_reset_mistakes, accepted=_reset_uniform)
 
 
 @functools.lru_cache(maxsize=16)
@@ -160,11 +177,47 @@ def _lowest_ratio(prompt: int) -> tuple[float, float, float]:
 
 
 _PRIOR_COLDER = ("the first prompt", "the second prompt", "both at the same temperature")
+_FINE_TEMPERATURES = tuple(float(t) for t in np.logspace(-1, 1, 201))
+"""Temperatures between the slider's stops, finer than the explorer's curve: where the ratio is lowest exactly."""
+
+
+@functools.lru_cache(maxsize=64)
+def _coldest_lowest(prompt: int, temperatures: tuple) -> float:
+    """The temperature, among ``temperatures``, where the prior explorer's noise-to-signal ratio with baseline V(x)
+    is lowest (pretrained π_ref, sum reward)."""
+    ratios = [exploration.gradient_moments(reference_policy("pretrained", t), "sum_to_target", prompt,
+                                           "value").noise_to_signal for t in temperatures]
+    return temperatures[int(np.argmin(ratios))]
+
+
+def _colder(first: int, second: int, temperatures: tuple) -> str:
+    a, b = _coldest_lowest(first, temperatures), _coldest_lowest(second, temperatures)
+    return _PRIOR_COLDER[0 if a < b else 1 if b < a else 2]
 
 
 def _prior_colder(s):
-    first, second = _lowest_ratio(s["first"])[0], _lowest_ratio(s["second"])[0]
-    return _PRIOR_COLDER[0 if first < second else 1 if second < first else 2]
+    """The answer read on the slider's stops, which is also what the explorer's curve (drawn between the stops) and
+    the exact ratio between them show: a pair of prompts where these differ is no question (``_prior_pairs``)."""
+    answers = {_colder(s["first"], s["second"], grid)
+               for grid in (easy_hard.TEMPERATURES, easy_hard.PRIOR_CURVE, _FINE_TEMPERATURES)}
+    if len(answers) != 1:
+        raise ValueError(f"prompts {s['first']} and {s['second']}: the slider, the curve and the exact ratio disagree "
+                         f"on which is lowest at the colder temperature ({sorted(answers)})")
+    return answers.pop()
+
+
+@functools.lru_cache(maxsize=1)
+def _prior_pairs() -> tuple[tuple[int, int], ...]:
+    """The ordered pairs of prompts whose ex-4-2-prior-a answer is the same on the slider's stops, on the drawn curve
+    and between them: where prompt 3's curve dips below its stops at τ = 0.237 (against 0 and 1), or two prompts
+    share a stop but not the exact minimum (0 and 1, 2 and 4), the question would have two answers."""
+    pairs = []
+    for first in PROMPTS:
+        for second in PROMPTS:
+            if first != second and len({_colder(first, second, grid) for grid in (
+                    easy_hard.TEMPERATURES, easy_hard.PRIOR_CURVE, _FINE_TEMPERATURES)}) == 1:
+                pairs.append((int(first), int(second)))
+    return tuple(pairs)
 
 
 def _prior_lowest(s):
@@ -187,12 +240,21 @@ def _prior_cold(s):
     return _PRIOR_COLD[{(False, False): 0, (True, True): 1, (False, True): 2, (True, False): 3}[tuple(rewarded)]]
 
 
+def _prior_tolerance(s):
+    """τ: within the slider's grid's rounding; a ratio: to one decimal (the title's), or to three significant
+    figures when that is coarser (a ratio of 124.3 may be read as 124)."""
+    ratio_tol = [max(0.05, 0.5 * 10 ** (np.floor(np.log10(r)) - 2)) for r in _prior_lowest(s)[1::2]]
+    return [0.05, ratio_tol[0], 0.05, ratio_tol[1]]
+
+
 def _prior_mistakes(s):
     return [(_prior_lowest(s)[2:] + _prior_lowest(s)[:2], "The two prompts are swapped.")]
 
 
 def _draw_prompts(rng):
-    first, second = (int(p) for p in rng.choice(PROMPTS, size=2, replace=False))
+    """Two prompts whose answers are unambiguous (``_prior_pairs``): the same pair for the exercise's three
+    questions."""
+    first, second = _prior_pairs()[int(rng.integers(len(_prior_pairs())))]
     return {"first": first, "second": second}
 
 
@@ -206,10 +268,10 @@ question("ex-4-2-prior-a", "ex-4-2-prior",
          predict=True)
 question("ex-4-2-prior-b", "ex-4-2-prior",
          _PRIOR + "For each, the slider's temperature where the ratio is lowest, and that ratio (the title's "
-                  "noise/signal).",
+                  "noise/signal, to one decimal or three significant figures).",
          "numbers", _prior_lowest, {"first": 0, "second": 2}, draw=_draw_prompts,
          labels=("τ (first prompt)", "lowest ratio (first prompt)", "τ (second prompt)",
-                 "lowest ratio (second prompt)"), tolerance=0.05, predict=True,
+                 "lowest ratio (second prompt)"), tolerance=_prior_tolerance, predict=True,
          mistakes=_prior_mistakes)
 question("ex-4-2-prior-c", "ex-4-2-prior",
          _PRIOR + "At τ = 0.1 both ratios climb above their lowest values. Why, for each prompt? (P(reward) is in "
@@ -274,9 +336,13 @@ rubric("ex-4-2-goodhart",
         "failure as the one more data cures", 1),
        ("explains the tabular failure as a shortage of data: it can represent any reward, its errors sit on responses "
         "it has rarely or never seen, and more comparisons remove them where π_ref puts mass, where the optimum goes "
-        "first", 2),
+        "first"
+        " (split: 1 for tying the errors to responses with few or no comparisons; 1 for why more comparisons "
+        "cure it where the optimum goes)", 2),
        ("explains the additive failure as a model that cannot represent the reward: 'the digits sum to the target mod "
-        "5' is no sum of per-position scores, so its fit ranks a wrong response highest and the optimum finds it", 2),
+        "5' is no sum of per-position scores, so its fit ranks a wrong response highest and the optimum finds it"
+        " (split: 1 for the reward being no sum of per-position scores; 1 for the optimum finding the wrong "
+        "response the fit ranks highest)", 2),
        ("uses set 2 (or more seeds) to show that one run does not settle it: with few comparisons, which response "
         "comes out on top is luck", 1))
 
@@ -312,10 +378,13 @@ question("ex-4-2-drift", "ex-4-2-drift",
          "number", _limit_kl, {"prompt": 2, "reward": _BINARY[0]}, draw=_draw_binary, tolerance=0.01,
          mistakes=_limit_mistakes)
 rubric("ex-4-2-drift",
-       ("(a) writes the normaliser Z_β = 1 − p + p·e^(1/β) and π*_β on rewarded and unrewarded responses", 2),
+       ("(a) writes the normaliser Z_β = 1 − p + p·e^(1/β) and π*_β on rewarded and unrewarded responses"
+        " (split: 1 for Z_β; 1 for π*_β on both kinds of response)", 2),
        ("(a) takes the limit: a rewarded response tends to π_ref(y)/p, an unrewarded one to 0, i.e. π_ref conditioned "
-        "on r = 1", 2),
-       ("(b) uses π*(y)/π_ref(y) = 1/p on the rewarded responses (and π* = 0 elsewhere) to get KL = −log p", 2),
+        "on r = 1"
+        " (split: 1 for the two limits; 1 for recognising π_ref conditioned on r = 1)", 2),
+       ("(b) uses π*(y)/π_ref(y) = 1/p on the rewarded responses (and π* = 0 elsewhere) to get KL = −log p"
+        " (split: 1 for the ratio 1/p on the rewarded responses; 1 for summing to −log p)", 2),
        ("(b) compares with the explorer: the right end of the curve (the smallest β) sits at −log p nats", 1))
 
 
@@ -339,10 +408,14 @@ question("ex-4-2-optimum", "ex-4-2-optimum",
          draw=lambda rng: {**_draw_binary(rng), "beta": float(rng.choice(easy_hard.DRIFT_BETAS[3:13:3]))},
          tolerance=0.005, mistakes=_best_value_mistakes)
 rubric("ex-4-2-optimum",
-       ("(a) solves the definition of π* for the reward: r(y) = β·log(π*(y)/π_ref(y)) + β·log Z", 2),
-       ("(a) substitutes it into F and uses Σ_y π(y) = 1 to reach F(π) = β·log Z − β·KL(π ‖ π*)", 2),
-       ("(b) uses KL(π ‖ π*) ≥ 0 with equality only at π = π* (or stationarity with a Lagrange multiplier and "
-        "strict concavity of F): π* is the unique maximiser, with value β·log Z", 2),
+       ("(a) solves the definition of π* for the reward: r(y) = β·log(π*(y)/π_ref(y)) + β·log Z"
+        " (split: 1 for the form of r(y); 1 for the log Z term)", 2),
+       ("(a) substitutes it into F and uses Σ_y π(y) = 1 to reach F(π) = β·log Z − β·KL(π ‖ π*)"
+        " (split: 1 for the substitution; 1 for using Σ_y π(y) = 1 to reach the KL)", 2),
+       ("(b) concludes from (a): KL(π ‖ π*) ≥ 0 with equality only at π = π*, so F(π) ≤ β·log Z with equality only "
+        "at π*, the unique maximiser. The worked solution's Lagrange route (stationarity of F + μ(Σ_y π(y) − 1)) "
+        "finds π* and earns the first point; uniqueness then needs (a)'s equality case, or F's strict concavity"
+        " (split: 1 for F(π) ≤ β·log Z with value β·log Z at π*; 1 for uniqueness)", 2),
        ("(c) e^(r/β) → 1 as β → ∞, so π* → π_ref: the penalty wins and the policy does not move", 1))
 
 
@@ -367,11 +440,10 @@ def _draw_bt(rng):
 
 def _likelihood_mistakes(s):
     return [(np.exp(_log_likelihood(s)), "That is the likelihood itself: the question asks for its logarithm."),
-            (_log_likelihood(s, -1.0), "Each term is log σ(r̂(winner) − r̂(loser)): your differences run the other "
-                                       "way."),
+            (_log_likelihood(s, -1.0), "Your score differences run the wrong way round: loser minus winner."),
             (_log_likelihood(s) / np.log(10), "Use the natural logarithm."),
-            (float(np.subtract(*_comparisons(s).T).sum()), "That leaves out the logistic function σ: each comparison "
-                                                           "contributes log σ(r̂(w) − r̂(l)).")]
+            (float(np.subtract(*_comparisons(s).T).sum()), "That adds up the score differences themselves: the "
+                                                           "logistic function σ is missing.")]
 
 
 question("ex-4-2-bt", "ex-4-2-bt",
@@ -384,5 +456,7 @@ rubric("ex-4-2-bt",
        ("(a) divides numerator and denominator by e^(r̂(a)) to get σ(r̂(a) − r̂(b))", 1),
        ("(a) notes that only the difference of the scores enters, so a constant added to every score cancels (the "
         "reward model is determined only up to a shift)", 1),
-       ("(b) multiplies the independent comparisons' probabilities: ℓ = Σ_i log σ(r̂(w_i) − r̂(l_i))", 2),
-       ("(c) uses d/dz log σ(z) = 1 − σ(z) and ∇_w(r̂(w_i) − r̂(l_i)) = φ(w_i) − φ(l_i), with the chain rule", 2))
+       ("(b) multiplies the independent comparisons' probabilities: ℓ = Σ_i log σ(r̂(w_i) − r̂(l_i))"
+        " (split: 1 for the product of the probabilities; 1 for its logarithm as the sum of log σ terms)", 2),
+       ("(c) uses d/dz log σ(z) = 1 − σ(z) and ∇_w(r̂(w_i) − r̂(l_i)) = φ(w_i) − φ(l_i), with the chain rule"
+        " (split: 1 for d/dz log σ(z); 1 for the chain rule through the features)", 2))

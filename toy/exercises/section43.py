@@ -149,20 +149,24 @@ def _length_mistakes(s):
 
 question("ex-4-3-discount-b", "ex-4-3-discount",
          "Check it in the explorer The discount (sum reward): at γ = {gamma:g}, β = {beta:g} and prompt {prompt}, "
-         "with what probability does the optimum π* write exactly {digits} digit(s)?",
+         "with what probability does the optimum π* write exactly {digits} digit(s)? (Two decimals, as you read the "
+         "bar; pointing at it shows three.)",
          "number", _length_share, {"gamma": 0.9, "beta": 0.03, "prompt": 2, "digits": 1},
          draw=lambda rng: {"gamma": float(rng.choice(classical.GAMMAS)),
                            "beta": float(rng.choice(classical.DISCOUNT_BETAS)), "prompt": int(rng.choice(PROMPTS)),
                            "digits": int(rng.integers(0, _REF_EOS.length + 1))},
-         tolerance=0.001, mistakes=_length_mistakes)
+         tolerance=0.005, mistakes=_length_mistakes)
 rubric("ex-4-3-discount",
        ("writes π*(y) ∝ π_ref(y)·exp(γ^(T(y)−1) r(y)/β) and sets r = 1 for two rewarded responses", 1),
        ("takes the ratio π*(y_1)/π*(y_2): the normaliser cancels, leaving π_ref's ratio times "
-        "exp((γ^(T_1−1) − γ^(T_2−1))/β)", 2),
+        "exp((γ^(T_1−1) − γ^(T_2−1))/β)"
+        " (split: 1 for the normaliser cancelling; 1 for the factor that is left)", 2),
        ("shows the exponent is positive for γ < 1 and T_1 < T_2, so the shorter response gains", 1),
        ("explains the growth as β falls: the same difference in discounted reward is divided by a smaller β, a "
         "weaker pull toward π_ref", 1),
-       ("checks it in the explorer at β = 0.03: the optimum's share of one-digit responses against π_ref's", 1))
+       ("checks the claim in the explorer The discount at β = 0.03 with any reading that tests it: for example the "
+        "optimum's share of one-digit responses against π_ref's (the worked solution's), or the optimum's lengths "
+        "shortening as γ falls", 1))
 
 
 @functools.lru_cache(maxsize=64)
@@ -228,18 +232,22 @@ rubric("ex-4-3-bootstrap",
        ("names a setting of the explorer where TD(0) beats Monte Carlo with 16 targets averaged (a critic fitted to "
         "enough responses)", 1),
        ("splits the averaged errors: TD(0)'s bias² + variance/n against Monte Carlo's variance/n, so the critic's "
-        "squared bias must fall below the difference of the variances divided by n", 2),
+        "squared bias must fall below the difference of the variances divided by n"
+        " (split: 1 for each target's averaged error; 1 for the condition on the critic's bias)", 2),
        ("concludes that the critic must be accurate where the policy goes: fitted to enough responses for its number "
         "of parameters", 1),
        ("explains why that is hard for a language model: a critic must generalise over astronomically many prefixes "
-        "from a reward that arrives only at the end, while sampling more responses is routine", 2))
+        "from a reward that arrives only at the end, while sampling more responses is routine"
+        " (split: 1 for the number of prefixes a critic must cover; 1 for the reward arriving only at the "
+        "end, against cheap sampling)", 2))
 
 
 @functools.lru_cache(maxsize=16)
 def _reach(eps_high: float) -> tuple[float, float]:
-    """(p_new − p_old)/p_old in percent, after one PPO update with advantage +1, for the trust-region explorer's
-    rarest and commonest tokens."""
-    return tuple(100 * (clipping.one_token_reach(p, 1.0, 0.2, eps_high) - p) / p for p in (_RAREST, _COMMONEST))
+    """(p_new − p_old)/p_old in percent, after one PPO update with advantage +1 and the explorer's step budget, for
+    the trust-region explorer's rarest and commonest tokens (the commonest's growth is set by the budget alone)."""
+    return tuple(100 * (clipping.one_token_reach(p, 1.0, 0.2, eps_high, budget=clipping.REACH_BUDGET) - p) / p
+                 for p in (_RAREST, _COMMONEST))
 
 
 def _growth(s, eps_high=None):
@@ -256,10 +264,8 @@ def _draw_eps(rng):
 
 
 def _unclippable_mistakes(s):
-    return [(1 - s["eps_high"], "The clip binds at a ratio of 1 + ε_high: how large can the ratio p_new/p_old of a "
-                                "token at p get, when p_new cannot pass 1?"),
-            (s["eps_high"], "That is ε_high itself: the clip binds at a ratio, and the ratio of a token at p is at "
-                            "most 1/p.")]
+    return [(1 - s["eps_high"], "That is 1 − ε_high, a probability: the clip bounds the ratio p_new/p_old, not p."),
+            (s["eps_high"], "That is ε_high itself, a bound on the ratio's growth, not a probability.")]
 
 
 def _growth_mistakes(s):
@@ -270,7 +276,8 @@ def _growth_mistakes(s):
 question("ex-4-3-clip-a", "ex-4-3-clip",
          "In the explorer The trust region, at ε_high = {eps_high:g}: by how many percent can one update with "
          "advantage +1 raise the probability of the rarest token on the curve (p = 0.001), and of the rightmost one "
-         "(p = 0.95)?",
+         "(p = 0.95)? The update takes gradient steps until the clip stops them or their sizes add up to "
+         + f"{clipping.REACH_BUDGET:g}" + " (its step budget).",
          "numbers", _growth, {"eps_high": 0.6}, draw=_draw_eps, labels=("p = 0.001 (%)", "p = 0.95 (%)"),
          tolerance=0.1, predict=True, mistakes=_growth_mistakes)
 question("ex-4-3-clip-b", "ex-4-3-clip",

@@ -112,14 +112,19 @@ question("ex-4-4-closed-form", "ex-4-4-closed-form",
 rubric("ex-4-4-closed-form",
        ("(a) the learner is still on the path at step t only if none of its t independent steps went wrong, "
         "probability (1 − ε)^t; its cost at step t is 1 exactly when off the path, and by linearity the expected "
-        "total is the sum over t", 2),
+        "total is the sum over t"
+        " (split: 1 for the probability (1 − ε)^t of being on the path; 1 for the expected total by "
+        "linearity)", 2),
        ("(a) DAgger pays at step t only for a mistake at that step, probability ε whatever happened before: εT", 1),
-       ("(b) sums the geometric series with q = 1 − ε, Σ_{t=1..T} q^t = q(1 − q^T)/(1 − q), and subtracts it from T",
+       ("(b) sums the geometric series with q = 1 − ε, Σ_{t=1..T} q^t = q(1 − q^T)/(1 − q), and subtracts it from T"
+        " (split: 1 for the geometric sum; 1 for J_BC(T) = T minus it)",
         2),
        ("(c) small εT: (1 − ε)^t ≈ 1 − tε gives εT(T+1)/2, so the ratio to DAgger is about (T+1)/2 and grows with "
-        "the horizon", 2),
+        "the horizon"
+        " (split: 1 for εT(T+1)/2; 1 for the ratio (T+1)/2 and its growth with T)", 2),
        ("(c) (1 − ε)^T negligible: J_BC ≈ T − (1 − ε)/ε, so the ratio approaches 1/ε from below and grows no "
-        "further (no learner pays more than once per step)", 2))
+        "further (no learner pays more than once per step)"
+        " (split: 1 for T − (1 − ε)/ε; 1 for the ratio's ceiling 1/ε)", 2))
 
 # Ex. 4.4-predict: pairs (ε, T) on the explorer's grids, one in each regime of part (c). Small εT: εT ≤ 0.2, with
 # (T + 1)/2 off by more than the title's last digit (εT² ≥ 0.6); negligible (1 − ε)^T: below 1e-3, ε ≤ 0.2.
@@ -144,12 +149,23 @@ def _draw_regimes(rng):
     return {"eps_small": e1, "T_small": int(T1), "eps_big": e2, "T_big": int(T2)}
 
 
-def _regime_mistakes(s):
+def _part_c(s):
+    """The prediction the exercise prescribes: part (c)'s approximations, (T + 1)/2 at small εT and
+    (T − (1 − ε)/ε)/(εT) where (1 − ε)^T is negligible. The note gives the exact ratios and why they differ."""
     right = _two_ratios(s)
     e1, T1, e2, T2 = s["eps_small"], s["T_small"], s["eps_big"], s["T_big"]
     approx = [(T1 + 1) / 2, (T2 - (1 - e2) / e2) / (e2 * T2)]
+    left_out = (1 - e2) ** (T2 + 1) / e2
+    return [(approx, f"Part (c) predicts {approx[0]:.2f} and {approx[1]:.2f}; the exact ratios, in the title, are "
+                     f"{right[0]:.2f} and {right[1]:.2f}. (T + 1)/2 overshoots because 1 − (1 − ε)^t falls short of "
+                     f"tε by about (tε)²/2, which grows with εT ({e1 * T1:g} here); T − (1 − ε)/ε leaves out "
+                     f"(1 − ε)^(T+1)/ε, {left_out:.1e} steps here.")]
+
+
+def _regime_mistakes(s):
+    right = _two_ratios(s)
+    e1, T1, e2, T2 = s["eps_small"], s["T_small"], s["eps_big"], s["T_big"]
     return [
-        (approx, "Those are part (c)'s approximations: now set the sliders and read the exact ratio off the title."),
         ([right[0], 1 / e2], "The second ratio is the ceiling 1/ε, which the ratio only approaches from below."),
         ([1 / r for r in right], "Upside down: the title gives behaviour cloning's cost over DAgger's."),
         ([_bc(e1, T1), _bc(e2, T2)], "Those are behaviour cloning's costs: the question asks for their ratio to "
@@ -164,7 +180,7 @@ question("ex-4-4-predict", "ex-4-4-predict",
          "T = {T_big}.",
          "numbers", _two_ratios, {"eps_small": 0.001, "T_small": 40, "eps_big": 0.1, "T_big": 320},
          draw=_draw_regimes, labels=("ratio at small εT", "ratio at large εT"), tolerance=_RATIO_TOL, predict=True,
-         mistakes=_regime_mistakes)
+         mistakes=_regime_mistakes, accepted=_part_c)
 
 
 # Ex. 4.4-sft-empirical: a few demonstrations written out, some repeated, and the α = 0 SFT policy fitted to them.
@@ -236,10 +252,13 @@ question("ex-4-4-sft-empirical-b", "ex-4-4-sft-empirical",
 rubric("ex-4-4-sft-empirical",
        ("(a) writes π(y | x) as the product over t of the count ratios N(y_≤t)/N(y_<t)", 1),
        ("(a) shows the product telescopes to N(y)/N(∅) = N(y)/n, since every demonstration begins with the empty "
-        "prefix", 2),
+        "prefix"
+        " (split: 1 for the telescoping product; 1 for N(∅) = n)", 2),
        ("(a) treats a response no demonstration equals: the first prefix no demonstration begins with has count 0, "
         "so the product is 0 = N(y)/n", 1),
        ("(b) E[r] = Σ_y (N(y)/n) r(x, y) = (1/n) Σ_i r(x, y_i), the mean reward of the demonstrations, whatever the "
-        "reward", 2),
+        "reward"
+        " (split: 1 for the sum over responses; 1 for the mean reward of the demonstrations)", 2),
        ("(c) the demonstrations are the expert's samples, so their fraction of correct ones has expectation ρ; more "
-        "of them only shrink its scatter, and doing better needs feedback on responses the expert did not write", 2))
+        "of them only shrink its scatter, and doing better needs feedback on responses the expert did not write"
+        " (split: 1 for the expectation ρ; 1 for why more demonstrations cannot do better)", 2))

@@ -8,14 +8,23 @@
   "use strict";
 
   // -- judging: the same rules as questions.judge -----------------------------------------------------------
+  // the tolerance of the answer's number i: one number for all, or one per number
+  function tol(spec, i) { return (Array.isArray(spec.tolerance) ? spec.tolerance[i] : spec.tolerance) + 1e-12; }
+
   function judge(spec, given) {
     const right = spec.answer;
     if (spec.kind === "number" || spec.kind === "numbers") {
-      const tol = spec.tolerance + 1e-12;
-      const fields = given.map((g, i) => Math.abs(g - right[i]) <= tol);
+      const fields = given.map((g, i) => Math.abs(g - right[i]) <= tol(spec, i));
       if (fields.every(Boolean)) return { right: true, fields: fields, hint: "" };
+      // an answer between the exact value and an approximation the prompt prescribes is right, with its note
+      for (const a of spec.accepted || []) {
+        if (given.every((g, i) => Math.min(right[i], a.value[i]) - tol(spec, i) <= g &&
+            g <= Math.max(right[i], a.value[i]) + tol(spec, i))) {
+          return { right: true, fields: given.map(() => true), hint: a.note };
+        }
+      }
       for (const m of spec.mistakes) {
-        if (given.every((g, i) => Math.abs(g - m.value[i]) <= tol)) return { right: false, fields: fields, hint: m.hint };
+        if (given.every((g, i) => Math.abs(g - m.value[i]) <= tol(spec, i))) return { right: false, fields: fields, hint: m.hint };
       }
       const labels = spec.labels.length ? spec.labels : ["the number"];
       const first = fields.indexOf(false);
@@ -52,8 +61,31 @@
 
   function show(v) { return Math.abs(v) < 1e-12 ? "0" : String(Number(v.toPrecision(4))); }
 
+  // What a checked answer's box says: right (with the note of an approximation it was accepted by), or the hint.
+  function said(verdict) {
+    return verdict.right ? "\u2713 Right." + (verdict.hint ? " " + verdict.hint : "") : "\u2717 " + verdict.hint;
+  }
+
+  // What a prediction's box says once it is recorded: right or not, the answer and how far off each number was,
+  // then the note of an accepted approximation, or the hint of a listed mistake (or of a chosen option) when the
+  // prediction was one; not the generic "too high", which "off by" already says.
+  function predicted(spec, prediction) {
+    const verdict = judge(spec, prediction);
+    let text;
+    if (spec.kind === "number" || spec.kind === "numbers") {
+      const labels = spec.kind === "number" ? ["It"] : spec.labels;
+      text = labels.map((label, i) => label + " is " + show(spec.answer[i]) + "; you predicted " + show(prediction[i]) +
+        " (off by " + show(Math.abs(prediction[i] - spec.answer[i])) + ")").join("; ") + ".";
+    } else {
+      text = "It is " + spec.answer.map((i) => spec.options[i]).join(", then ") + ".";
+    }
+    const hints = spec.mistakes.map((m) => m.hint).concat(Object.values(spec.option_hints || {}));
+    if (verdict.hint && (verdict.right || hints.indexOf(verdict.hint) >= 0)) text += " " + verdict.hint;
+    return { text: (verdict.right ? "\u2713 Your prediction was right. " : "\u2717 ") + text, verdict: verdict };
+  }
+
   if (typeof module !== "undefined" && module.exports) {  // node, for the tests
-    module.exports = { judge: judge, parseNumber: parseNumber };
+    module.exports = { judge: judge, parseNumber: parseNumber, said: said, predicted: predicted };
     return;
   }
 
@@ -162,16 +194,9 @@
     function reveal(prediction) {  // a prediction's outcome: the answer, and how far off each number was
       write(prediction);
       inputs.forEach((input) => { input.disabled = true; });
-      const verdict = judge(spec, prediction);
-      let text;
-      if (spec.kind === "number" || spec.kind === "numbers") {
-        const labels = spec.kind === "number" ? ["It"] : spec.labels;
-        text = labels.map((label, i) => label + " is " + show(spec.answer[i]) + "; you predicted " + show(prediction[i]) +
-          " (off by " + show(Math.abs(prediction[i] - spec.answer[i])) + ")").join("; ") + ".";
-      } else {
-        text = "It is " + spec.answer.map((i) => spec.options[i]).join(", then ") + ".";
-      }
-      say((verdict.right ? "\u2713 Your prediction was right. " : "\u2717 ") + text, verdict.right ? "right" : "revealed");
+      const outcome = predicted(spec, prediction);
+      const verdict = outcome.verdict;
+      say(outcome.text, verdict.right ? "right" : "revealed");
       mark(verdict.fields);
       button.textContent = "Predict again";
     }
@@ -201,7 +226,7 @@
       if (spec.predict) { reveal(got.given); return; }
       const verdict = judge(spec, got.given);
       mark(verdict.fields);
-      say(verdict.right ? "\u2713 Right." : "\u2717 " + verdict.hint, verdict.right ? "right" : "wrong");
+      say(said(verdict), verdict.right ? "right" : "wrong");
     });
 
     ready();
@@ -213,8 +238,7 @@
         write(kept);
         const verdict = judge(spec, kept);
         mark(verdict.fields);
-        say((verdict.right ? "\u2713 Right." : "\u2717 " + verdict.hint) + " (your answer from an earlier visit)",
-          verdict.right ? "right" : "wrong");
+        say(said(verdict) + " (your answer from an earlier visit)", verdict.right ? "right" : "wrong");
       }
     }
   }

@@ -18,7 +18,9 @@
   // In the kernel, before any cell: explorers show the view this page can run (see the note added to them): the
   // page's view, with the setting on screen computed at once and each other one when the reader first chooses it
   // (toy-explorer.js asks the kernel through window.toyLiveKernel; toy/page/explorer.py's page view).
-  const PRELUDE = 'import os\nos.environ["TOY_EXPLORER_VIEW"] = "page"  # Live code in the book: the page view\n';
+  // And the code exercises' checks run (only the book's build, which runs no reader's code, says "not run").
+  const PRELUDE = 'import os\nos.environ["TOY_EXPLORER_VIEW"] = "page"  # Live code in the book: the page view\n' +
+    'os.environ.pop("TOY_CHECKS", None)  # checks run here\n';
   const NOTE = "Live code re-ran this explorer in the kernel: it shows the page's view, each setting computed " +
     "by toy in this kernel when you first choose it. The live ipywidgets view needs JupyterLab's widget scripts, " +
     "which this page does not load (they would come from a CDN); open the notebook in JupyterLab or Binder for it.";

@@ -425,8 +425,10 @@ def clipping_explorer() -> Explorer:
         layout={"title.text": "ε_high = {eps_high}: a token at p = 0.01 can gain {abs01:.4f}; entropy after "
                               "30 updates {ent_end:.3f} nats (PPO: {ent_end_ppo:.3f})"},
         caption="Top: one PPO update on a batch holding only that token, with advantage +1 (gradient steps until "
-                "the clip stops it). Bottom: five tokens with π_old = (0.55, 0.25, 0.12, 0.05, 0.03), tokens 1 and 5 "
-                "rewarded; 16 samples per update, group-normalised advantages, 8 epochs; mean of 20 seeds.",
+                f"the clip stops it or their sizes add up to {clipping.REACH_BUDGET:g}, the update's step budget, "
+                "like epochs × learning rate). Bottom: five tokens with π_old = (0.55, 0.25, 0.12, 0.05, 0.03), "
+                "tokens 1 and 5 rewarded; 16 samples per update, group-normalised advantages, 8 epochs; mean of 20 "
+                "seeds.",
     )
 
 
