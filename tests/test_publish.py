@@ -246,6 +246,7 @@ def test_a_book_with_a_repository_has_launch_buttons_pointing_at_it(tmp_path):
     assert toysite.is_current(site, root)  # a warning-free -W -n build records its inputs
 
 
+@pytest.mark.slow
 def test_a_rebuild_with_nothing_changed_executes_nothing(built_site, tmp_path):
     """``scripts/book.sh`` skips a build whose inputs are those of the build in _build/html (issue 33): ``--check``
     says so and builds nothing; a stamp that no longer matches what the build reads means a build."""
