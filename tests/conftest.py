@@ -71,6 +71,23 @@ def build_book(root: Path, out: Path | None, log: Path, say=lambda text: None, t
     return (out or root) / "_build" / "html"
 
 
+def pytest_collection_modifyitems(items) -> None:
+    """Run the tests in an order that keeps every test process busy (issue 43). The book is built once, by the
+    first process that needs it, while the others wait on its lock: so a long test that needs the book (marked
+    ``early``) goes first and its process builds the book while the others run the tests that do not need it, slow
+    ones first; the tests that need the book come last, slow ones first, so that the run ends on short tests.
+    Within each group the order is pytest's."""
+
+    def group(item) -> int:
+        needs_book = "built_site" in item.fixturenames
+        slow = item.get_closest_marker("slow") is not None
+        if needs_book and item.get_closest_marker("early"):
+            return 0
+        return (3 if needs_book else 1) + (0 if slow else 1)
+
+    items.sort(key=group)
+
+
 @pytest.fixture(scope="session")
 def built_site(request) -> Path:
     """The HTML folder of the book, built with warnings as errors (every notebook executed).

@@ -70,6 +70,7 @@ def _executions(log: Path) -> tuple[list[str], list[str]]:
 
 
 @pytest.mark.slow
+@pytest.mark.early
 def test_a_rebuild_after_one_edit_executes_that_notebook_alone_and_equals_a_clean_build(built_site, tmp_path):
     """An author edits one notebook's prose and rebuilds over the suite's build (its pages, a page an older build
     left, its execution records): only that notebook is executed, and every file equals a clean build's of the
