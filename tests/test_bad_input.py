@@ -729,6 +729,10 @@ EXEMPT = {
                                         "(tests/test_questions.py computes every question at 11 settings)",
     "toy.exercises.questions.Question.prompt_at": "a declared question's method, given settings its own draw made "
                                         "(tests/test_questions.py computes every question at 11 settings)",
+    "toy.exercises.questions.Question.tolerance_at": "a declared question's method, given settings its own draw "
+                                              "made (tests/test_questions.py computes every question at 11 "
+                                              "settings); a declared tolerance that gives bad numbers is refused in "
+                                              "words",
     "toy.exercises.questions.Question.spec": "a declared question's method, given settings its own draw made "
                                         "(tests/test_questions.py computes every question at 11 settings)",
     "toy.exercises.questions.Ask.static_html": "what ask returns, for display: takes no argument",
