@@ -510,3 +510,14 @@ def test_rubrics_split_their_bundled_points_and_match_their_exercise_and_solutio
     assert "Lagrange" in concavity and "earns the first point" in concavity
     solution = _solution("ex-4-2-optimum")
     assert "Lagrange" in solution and "strictly concave" in solution and "unique maximum" in solution
+
+
+@pytest.mark.parametrize("given", [[0.1], [0.1, -0.01], [0.1, float("nan")], [0.1, 0.2, 0.3]])
+def test_a_declared_tolerance_that_gives_bad_numbers_is_refused_in_words(given):
+    """A question whose tolerance is one per number must give two positive finite numbers for a two-number answer."""
+    import dataclasses
+
+    q = dataclasses.replace(next(iter(Q.QUESTIONS.values())), tolerance=lambda setting: given)
+    with pytest.raises(ValueError, match=r"the tolerance must give 2 positive numbers, got"):
+        q.tolerance_at({}, 2)
+    assert dataclasses.replace(q, tolerance=lambda setting: [0.1, 0.2]).tolerance_at({}, 2) == [0.1, 0.2]
