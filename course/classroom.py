@@ -43,13 +43,14 @@ from pathlib import Path
 from toy.exercises import CheckResult, questions
 
 from . import answers, sandbox, similarity
+from . import secret as course_secret
 from .assignment import WRITTEN, Assignment
 from .marks import AnswerKey, Settings, grade_exercise, result_record
 from .tables import to_csv as _csv
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
 MAX_CODE_CHARS = 1_000_000  # in all code cells (a chapter of the book has about 40,000)
-VERSION = 4  # of the results files: a change to grading makes --resume grade again
+VERSION = 5  # of the results files: a change to grading makes --resume grade again
 STOPPING = threading.Event()  # set on Ctrl-C: submissions in progress start no further exercise
 
 
@@ -155,8 +156,9 @@ def which_notebook(path: Path, cells: list[str], book: dict) -> str | None:
 
 
 def grade_submission(student: str, path: Path, book: dict, keys: dict, settings: Settings,
-                     timeout: float) -> dict:
-    """One submission's record: its notebook, digest, and each exercise's result (never raises)."""
+                     timeout: float, secret: bytes | None = None, picked: set | None = None) -> dict:
+    """One submission's record: its notebook, digest, and each exercise's result (never raises). ``secret``: the
+    course's, which the student's instance is drawn from; ``picked``: the assignment's exercises (None: all)."""
     record = {"version": VERSION, "student": student, "file": str(path), "notebook": None, "digest": None,
               "problem": "", "exercises": []}
     start = time.monotonic()
@@ -184,15 +186,35 @@ def grade_submission(student: str, path: Path, book: dict, keys: dict, settings:
             graded = grade_exercise(cells, exercise, function, keys[name], mine, book[name].cells)
             record["exercises"].append(result_record(graded))
         notebook = json.loads(data)
-        record["answers"] = answers.mark_answers(notebook, student, book[name].questions)
-        record["written"] = {ex: text for ex, text in answers.written_answers(notebook).items()
-                             if ex in book[name].written}
+        key = course_secret.student_key(secret, student)
+        record["answers"] = _mark_answers(notebook, student, book[name].questions, key)
+        record["written"] = _written(notebook, book[name].written)
     except Unreadable as err:
         record["problem"] = str(err)
     except Exception as err:  # noqa: BLE001 - a submission the grader did not expect still gets its row
         record["problem"] = f"the grader could not grade this submission ({type(err).__name__}: {err})"[:500]
     record["seconds"] = round(time.monotonic() - start, 3)
     return record
+
+
+def _mark_answers(notebook: dict, student: str, exercises: list[str], key: str | None) -> list[dict]:
+    """The questions' rows (``answers.mark_answers``); if the answers cannot be read at all, a row for each question
+    that says why, and the written answers and code exercises still count."""
+    try:
+        return answers.mark_answers(notebook, student, exercises, key)
+    except Exception as err:  # noqa: BLE001 - the questions' rows, whatever went wrong
+        why = f"the answers could not be read ({type(err).__name__})"
+        return [{"question": q.name, "status": "not readable", "mark": 0, "points": 0 if q.practice else q.points,
+                 "message": why} for q in questions.QUESTIONS.values() if q.exercise in exercises]
+
+
+def _written(notebook: dict, exercises: list[str]) -> dict[str, str]:
+    """The written answers to ``exercises``; one that cannot be read is said as its text, for the marker."""
+    try:
+        return {ex: text for ex, text in answers.written_answers(notebook).items() if ex in exercises}
+    except Exception as err:  # noqa: BLE001
+        return {ex: f"(the grader could not read this notebook's written answers: {type(err).__name__})"
+                for ex in exercises}
 
 
 class Progress:
@@ -256,12 +278,14 @@ def _stop_on_sigterm():
 def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: float = 600,
                 settings: Settings | None = None, seed: int | None = None, resume: bool = False,
                 students: list[str] | None = None, progress: bool = True, anonymous: bool = False,
-                assignment: Assignment | None = None) -> dict:
+                assignment: Assignment | None = None, secret: bytes | None = None) -> dict:
     """Grade every submission in ``folder`` into ``out`` (see the module's docstring); return run.json's content.
 
     ``book`` maps each notebook's file name to its ``BookNotebook``. ``resume``: reuse the results of submissions
     already graded in ``out`` with the same seed, unchanged since. ``students``: grade only these again and keep
-    the others' results (both take the seed from ``out/run.json``)."""
+    the others' results (both take the seed from ``out/run.json``). ``secret``: the course's (``course/secret.py``),
+    which each student's instance and the anonymous pseudonyms are drawn from; None: instances drawn from the names
+    alone."""
     problem = sandbox.requirements()
     if problem:
         raise sandbox.Refused(problem)
@@ -304,7 +328,7 @@ def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: flo
         start, interrupted = time.monotonic(), False
         pool = ThreadPoolExecutor(max_workers=jobs)
         try:
-            futures = {pool.submit(grade_submission, student, path, book, keys, settings, timeout): file
+            futures = {pool.submit(grade_submission, student, path, book, keys, settings, timeout, secret): file
                        for student, path, file in todo}
             done = len(records)
             if bar:
@@ -333,7 +357,7 @@ def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: flo
         if interrupted:
             about["interrupted"] = (f"stopped after {len(records)} of {len(pairs)} submissions: run again with "
                                     "--resume to grade the rest")
-        paths = write_reports(out, list(records.values()), book, keys, anonymous, assignment)
+        paths = write_reports(out, list(records.values()), book, keys, anonymous, assignment, secret)
         about.update(paths)
         atomic_write(out / "run.json", json.dumps({**about, "seed": seed}, indent=2))
     if interrupted:
@@ -360,7 +384,7 @@ def _still_current(record: dict, path: Path, seed: int) -> bool:
 
 
 def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonymous: bool = False,
-                  assignment: Assignment | None = None) -> dict:
+                  assignment: Assignment | None = None, secret: bytes | None = None) -> dict:
     """Write gradebook.csv, grades.csv, similarity.csv, review/ and feedback/ from the submissions' records.
 
     The gradebook's ``flags`` says how many flags each exercise has (``4.1-value: 1 flag``); similarity.csv has one

@@ -17,8 +17,10 @@ from pathlib import Path
 
 import nbformat
 
-from toy.exercises.questions import RUBRICS, questions_of
+from toy.exercises.questions import RUBRICS, normal_name, questions_of
 
+from . import roster
+from . import secret as course_secret
 from .assignment import WRITTEN, Assignment, points_text
 from .classroom import BookNotebook
 from .marks import exercises_checked
@@ -63,6 +65,11 @@ def exercises_in(nb) -> list[str]:
 STUDENT_CELL = ("# The name your course knows you by: each question's answer is checked for your own instance of it, "
                 "drawn from\n# this name (the grader draws it from the name you hand in under).\n"
                 "toy.exercises.student({name!r})")
+
+
+KEYED_CELL = ("# Your name as your course knows you, and your key: each question's answer is checked for your own "
+              "instance of it,\n# drawn from them (the grader draws it from the name you hand in under). Keep "
+              "both as they are.\ntoy.exercises.student({name!r}, {key!r})")
 
 
 LABEL = re.compile(r"^```\{exercise\}[^\n]*\n:label: (ex-[\w-]+)", re.M)
@@ -110,28 +117,32 @@ def for_assignment(nb, assignment: Assignment):
     return out
 
 
-def with_student(nb, name: str | None):
-    """``nb`` with the cell that names its student (``toy.exercises.student``) after its first ``import toy``."""
+def with_student(nb, name: str | None, key: str | None = None):
+    """``nb`` with the cell that names its student (``toy.exercises.student``, with the student's ``key`` when the
+    course has a secret) after its first ``import toy``."""
     out = nbformat.from_dict(json.loads(json.dumps(nb)))
     at = next((i for i, c in enumerate(out.cells) if c.cell_type == "code" and "import toy" in c.source), None)
     if at is not None and any(ASK_CALL.search(c.source) for c in out.cells if c.cell_type == "code"):
-        out.cells.insert(at + 1, nbformat.v4.new_code_cell(STUDENT_CELL.format(name=name),
-                                                           metadata={"tags": ["student"]}))
+        source = STUDENT_CELL.format(name=name) if not (name and key) else KEYED_CELL.format(name=name, key=key)
+        out.cells.insert(at + 1, nbformat.v4.new_code_cell(source, metadata={"tags": ["student"]}))
     return out
 
 
-def write_editions(out: Path, students: list[str] | None = None,
-                   assignment: Assignment | None = None) -> dict[str, list[Path]]:
+def write_editions(out: Path, students: list | None = None, assignment: Assignment | None = None,
+                   secret: bytes | None = None) -> dict[str, list[Path]]:
     """Write ``out/student`` and ``out/instructor``: one notebook per section, folders ready to hand out. With
-    ``students``, ``out/student/<name>/`` holds each student's own edition, their name already set; with an
-    ``assignment``, the student editions show its name, due date and points."""
+    ``students`` (names, or ``roster.Student``), ``out/student/<name>/`` holds each student's own edition, their
+    name already set (and, with the course's ``secret``, their key: ``course/secret.py``); a bad roster is refused,
+    naming each bad line, before anything is written. With an ``assignment``, the student editions show its name,
+    due date and points."""
+    names = [s.name if isinstance(s, roster.Student) else s for s in students or []]
+    names = [s.name for s in roster.from_names(names)]  # refuses duplicates, hidden or over-long names, paths
     written = {"student": [], "instructor": []}
     for edition in written:
         folder = out / edition
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
-    names = [checks_name(n) for n in students or []]
     for path in book_notebooks():
         nb = nbformat.read(path, as_version=4)
         strip_outputs(nb)
@@ -141,7 +152,7 @@ def write_editions(out: Path, students: list[str] | None = None,
         for name in names or [None]:
             folder = out / "student" / name if name else out / "student"
             folder.mkdir(exist_ok=True)
-            edition = with_student(student_edition(nb), name)
+            edition = with_student(student_edition(nb), name, course_secret.student_key(secret, name or ""))
             if assignment is not None:
                 edition = for_assignment(edition, assignment)
             nbformat.write(edition, folder / path.name)
@@ -150,10 +161,11 @@ def write_editions(out: Path, students: list[str] | None = None,
 
 
 def checks_name(name: str) -> str:
-    """A student's name from a roster, as a folder name: refused if it could not be one."""
-    name = name.strip()
-    if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
-        raise ValueError(f"a student's name must be a non-empty name usable as a folder, got {name!r}")
+    """A student's name from a roster, as a folder name: refused, saying why, if it could not be one."""
+    name = normal_name(name)
+    said = roster.problem(name)
+    if said or name in (".", ".."):
+        raise ValueError(f"a student's name must be usable as a folder: {said or repr(name)}")
     return name
 
 
