@@ -87,7 +87,8 @@ def safe_name(text: str) -> str:
 
 
 def submissions(folder: Path) -> list[tuple[str, Path]]:
-    """(student, notebook) pairs: ``<student>/.../<notebook>.ipynb`` or ``<student>.ipynb``; links not followed."""
+    """(student, notebook) pairs: ``<student>/.../<notebook>.ipynb`` or ``<student>.ipynb``; links not followed.
+    The student's name is the folder's (or file's), in Unicode's NFC form, as the roster's names are."""
     pairs = []
     for parent, dirs, files in os.walk(folder, followlinks=False):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != ".ipynb_checkpoints")
@@ -95,7 +96,8 @@ def submissions(folder: Path) -> list[tuple[str, Path]]:
             if name.endswith(".ipynb"):
                 path = Path(parent) / name
                 rel = path.relative_to(folder)
-                pairs.append((rel.parts[0] if len(rel.parts) > 1 else path.stem, path))
+                student = rel.parts[0] if len(rel.parts) > 1 else path.stem
+                pairs.append((questions.normal_name(student), path))
     return pairs
 
 
@@ -278,14 +280,15 @@ def _stop_on_sigterm():
 def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: float = 600,
                 settings: Settings | None = None, seed: int | None = None, resume: bool = False,
                 students: list[str] | None = None, progress: bool = True, anonymous: bool = False,
-                assignment: Assignment | None = None, secret: bytes | None = None) -> dict:
+                assignment: Assignment | None = None, secret: bytes | None = None,
+                roster: dict | None = None) -> dict:
     """Grade every submission in ``folder`` into ``out`` (see the module's docstring); return run.json's content.
 
     ``book`` maps each notebook's file name to its ``BookNotebook``. ``resume``: reuse the results of submissions
     already graded in ``out`` with the same seed, unchanged since. ``students``: grade only these again and keep
     the others' results (both take the seed from ``out/run.json``). ``secret``: the course's (``course/secret.py``),
     which each student's instance and the anonymous pseudonyms are drawn from; None: instances drawn from the names
-    alone."""
+    alone. ``roster``: {name: ``roster.Student``}, each student's login and SIS ID for the LMS exports."""
     problem = sandbox.requirements()
     if problem:
         raise sandbox.Refused(problem)
@@ -306,6 +309,7 @@ def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: flo
         (out / "feedback").mkdir(exist_ok=True)
         pairs = submissions(folder)
         if students:
+            students = [questions.normal_name(s) for s in students]
             unknown = sorted(set(students) - {s for s, _ in pairs})
             if unknown:
                 raise ValueError(f"no submission from {', '.join(unknown)} in {folder}")
@@ -357,7 +361,7 @@ def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: flo
         if interrupted:
             about["interrupted"] = (f"stopped after {len(records)} of {len(pairs)} submissions: run again with "
                                     "--resume to grade the rest")
-        paths = write_reports(out, list(records.values()), book, keys, anonymous, assignment, secret)
+        paths = write_reports(out, list(records.values()), book, keys, anonymous, assignment, secret, roster)
         about.update(paths)
         atomic_write(out / "run.json", json.dumps({**about, "seed": seed}, indent=2))
     if interrupted:
@@ -384,7 +388,8 @@ def _still_current(record: dict, path: Path, seed: int) -> bool:
 
 
 def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonymous: bool = False,
-                  assignment: Assignment | None = None, secret: bytes | None = None) -> dict:
+                  assignment: Assignment | None = None, secret: bytes | None = None,
+                roster: dict | None = None) -> dict:
     """Write gradebook.csv, grades.csv, similarity.csv, review/ and feedback/ from the submissions' records.
 
     The gradebook's ``flags`` says how many flags each exercise has (``4.1-value: 1 flag``); similarity.csv has one
@@ -425,7 +430,7 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
     flagged = _copies(records, book)
     pages = review.write_pages(out, flagged, atomic_write)
     marking = written.write_marking(out, written_texts, {ex: t for nb in book.values() for ex, t in nb.worked.items()},
-                                    anonymous, atomic_write)
+                                    anonymous, atomic_write, secret)
     by_hand = written.read_marks(out)
     for (student, exercise), criteria in sorted(by_hand.items()):
         if student not in feedback or exercise not in written_texts:
@@ -476,10 +481,16 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
     possible = _points(sum(worth[c] for c in columns))
     # Canvas's gradebook import (a new column makes a new assignment; students matched by SIS Login ID) and Moodle's
     # "Import grades from CSV" (map Username to the user's username): the folder names are the students' logins
+    # (the identity cells, login and SIS ID, are written as they are: an LMS matches them byte for byte)
+    who = {row[0]: (roster or {}).get(row[0]) for row in gradebook}
+    login = {name: s.login if s else name for name, s in who.items()}
+    sis = {name: s.sis_id if s else "" for name, s in who.items()}
     atomic_write(out / "canvas.csv", _csv(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", assignment.name],
                                           [["Points Possible", "", "", "", "", possible]]
-                                          + [[row[0], "", "", row[0], "", row[-2]] for row in gradebook]))
-    atomic_write(out / "moodle.csv", _csv(["Username", assignment.name], [[row[0], row[-2]] for row in gradebook]))
+                                          + [[row[0], "", sis[row[0]], login[row[0]], "", row[-2]]
+                                             for row in gradebook], verbatim=(2, 3)))
+    atomic_write(out / "moodle.csv", _csv(["Username", assignment.name],
+                                          [[login[row[0]], row[-2]] for row in gradebook], verbatim=(0,)))
     atomic_write(out / "similarity.csv", _csv(["exercise", "student", "other", "similarity", "threshold", "shared",
                                                "min_shared", "review"], sorted(similar)))
     for student, lines in feedback.items():
