@@ -245,7 +245,12 @@ def main(argv=None) -> int:
                   "this Python: run it as .venv/bin/python scripts/course.py (after bash scripts/setup.sh)",
                   file=sys.stderr)
             return 2
-        source = write_course(out, book_notebooks(), args.assignment, python=sys.executable)
+        try:
+            secret = course_secret.make(home())
+        except (ValueError, OSError) as err:
+            print(f"course.py nbgrader: {err}", file=sys.stderr)
+            return 2
+        source = write_course(out, book_notebooks(), args.assignment, python=sys.executable, secret=secret)
         print(f"nbgrader course folder: {out} (source notebooks in {source}; the notebooks are graded in this "
               f"Python, {sys.executable}, registered in the folder as the kernel python3)")
         for line in nbgrader_commands(out, args.assignment):

@@ -77,14 +77,15 @@ LABEL = re.compile(r"^```\{exercise\}[^\n]*\n:label: (ex-[\w-]+)", re.M)
 
 def exercise_parts(nb) -> dict[str, dict[str, float]]:
     """{exercise label: {part: default points}} for a notebook's exercises, in order: the code checks that follow
-    the exercise (1 point each), its questions (their points) and its written answer (its rubric's points)."""
+    the exercise (1 point each), its graded questions (their points; a practice question is not graded) and its
+    written answer (its rubric's points)."""
     parts: dict[str, dict[str, float]] = {}
     label = None
     for cell in nb.cells:
         found = LABEL.search(cell.source) if cell.cell_type == "markdown" else None
         if found:
             label = found.group(1)
-            parts[label] = {q.name: float(q.points) for q in questions_of(label)}
+            parts[label] = {q.name: float(q.points) for q in questions_of(label) if not q.practice}
             if label in RUBRICS:
                 parts[label][f"{label} {WRITTEN}"] = float(sum(c.points for c in RUBRICS[label]))
         elif label and cell.cell_type == "code":

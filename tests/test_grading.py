@@ -571,7 +571,8 @@ def test_nbgrader_route_as_printed_gives_the_solutions_full_marks(tmp_path):
             nbformat.write(lean.saved_with_widgets(nbformat.read(
                 course_dir / "submitted" / "instructor" / assignment / NAME, as_version=4)), saved)
             assert saved.stat().st_size > lean.MAX_BYTES
-    assert auto == 12 + sum(q.points for q in QUESTIONS.values())  # the written answers are marked by hand
+    # the written answers are marked by hand, and the practice questions not at all
+    assert auto == 12 + sum(q.points for q in QUESTIONS.values() if not q.practice)
     run(autograde)
     run(export)
     with (course_dir / "grades.csv").open() as f:
@@ -619,13 +620,17 @@ def test_nbgrader_source_has_a_solution_region_and_a_test_cell_per_exercise():
         # each question: a solution cell with the course instance's answer, then a locked test cell worth its points
         asked = [q for q in QUESTIONS.values() if f'toy.exercises.answer("{q.name}", ...)' in
                  "\n".join(c.source for c in book.cells)]
+        for q in (q for q in asked if q.practice):  # checked in the notebook, never graded
+            assert f"answer-{q.name}" not in ids and f"test-{q.name}" not in ids
+        course_instance = bool(asked)
+        asked = [q for q in asked if not q.practice]
         for q in asked:
             at = ids.index(f"answer-{q.name}")
             assert meta[at]["solution"] and "### BEGIN SOLUTION" in src.cells[at].source
             assert ids[at + 1] == f"test-{q.name}" and meta[at + 1]["locked"] and meta[at + 1]["points"] == q.points
             value = src.cells[at].source.split("\n")[1].split(" = ", 1)[1]
             assert toy.exercises.questions.check_answer(q.name, eval(value), course_student(7)).right  # noqa: S307
-        assert ("course-instance" in ids) == bool(asked)
+        assert ("course-instance" in ids) == course_instance
         assert "123456789" not in course_student(123456789)  # the release shows the name, not the hidden seed
         written = [c.metadata["toy_written"] for c in book.cells if c.metadata.get("toy_written")]
         for exercise in written:

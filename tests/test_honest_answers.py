@@ -61,8 +61,8 @@ def shown(nb: dict) -> str:
 @pytest.mark.parametrize("text", ["1 - {c}", "0 - {m}", "2 * {h}", "r - v0"])
 def test_style_int_on_the_left_of_a_float_is_read(text):
     v = right(TEL)
-    source = (f"r = 0\nv0 = {-v!r}\n" if text == "r - v0" else "") + "toy.exercises.answer({q!r}, {e})".format(
-        q=TEL, e=text.format(c=repr(1 - v), m=repr(-v), h=repr(v / 2)))
+    expression = text.format(c=repr(1 - v), m=repr(-v), h=repr(v / 2))
+    source = (f"r = 0\nv0 = {-v!r}\n" if text == "r - v0" else "") + f"toy.exercises.answer({TEL!r}, {expression})"
     found, _ = answers.read_answers({"cells": [{"cell_type": "code", "source": source, "outputs": []}]})
     assert found[TEL].source == "code" and abs(found[TEL].value - v) < 1e-9, found[TEL]
     assert marked({"cells": [{"cell_type": "code", "source": source, "outputs": []}]})[TEL]["status"] == "right"

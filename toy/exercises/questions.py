@@ -480,6 +480,7 @@ class Ask:
         for q in questions_of(self.exercise):
             setting = q.instance(self.student, self.key)
             whose = f" (your instance, {self.student})" if self.student and q.draw else ""
+            whose += " (practice: checked here, not graded)" if q.practice else ""
             lines.append(f"{q.name}{whose}: {q.prompt_at(setting)}\n  answer with "
                          f"toy.exercises.answer({q.name!r}, ...), where ... is {_what(q)}")
         for c in RUBRICS.get(self.exercise, ()):

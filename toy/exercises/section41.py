@@ -93,7 +93,7 @@ question("ex-4-1-telescope", "ex-4-1-telescope",
          draw=_draw_response, tolerance=0.005,
          mistakes=lambda s: [(_telescope_sum(s) + exact.value(reference_policy(s["preset"], s["temperature"]),
                                                                s["reward"], _X, ()),
-                              "That is the reward itself: the sum is the reward minus V(x).")])
+                              "That is the reward itself: the sum is the reward minus V(x).")], practice=True)
 rubric("ex-4-1-telescope",
        ("(a) writes A(s_t, y_t) = V(s_{t+1}) − V(s_t) and shows that the sum collapses to V(s_T) − V(s_0)", 2),
        ("(a) identifies V(s_T) with r(x, y) (the complete response) and s_0 with x", 1),
@@ -110,7 +110,8 @@ question("ex-4-1-predict", "ex-4-1-predict",
          labels=tuple(f"blue {t}" for t in range(1, 5)) + tuple(f"orange {t}" for t in range(1, 5)),
          tolerance=0.005, predict=True,
          mistakes=lambda s: [(_credit_bars(s)[4:] + _credit_bars(s)[:4],
-                              "The blue and the orange bars are swapped: blue is E[A_t²], a token's own credit.")])
+                              "The blue and the orange bars are swapped: blue is E[A_t²], a token's own credit.")],
+         practice=True)
 
 rubric("ex-4-1-score",
        ("(a) writes log π(y|x) as Σ_t log π(y_t|s_t) and notes that the states do not depend on θ", 2),
