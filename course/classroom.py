@@ -44,7 +44,7 @@ from toy.exercises import CheckResult, questions
 
 from . import answers, sandbox, similarity
 from . import secret as course_secret
-from .assignment import WRITTEN, Assignment
+from .assignment import WRITTEN, Assignment, points_text
 from .marks import AnswerKey, Settings, grade_exercise, result_record
 from .tables import to_csv as _csv
 
@@ -158,9 +158,10 @@ def which_notebook(path: Path, cells: list[str], book: dict) -> str | None:
 
 
 def grade_submission(student: str, path: Path, book: dict, keys: dict, settings: Settings,
-                     timeout: float, secret: bytes | None = None, picked: set | None = None) -> dict:
+                     timeout: float, secret: bytes | None = None, assignment: Assignment | None = None) -> dict:
     """One submission's record: its notebook, digest, and each exercise's result (never raises). ``secret``: the
-    course's, which the student's instance is drawn from; ``picked``: the assignment's exercises (None: all)."""
+    course's, which the student's instance is drawn from; ``assignment``: only its exercises are graded."""
+    assignment = assignment or Assignment()
     record = {"version": VERSION, "student": student, "file": str(path), "notebook": None, "digest": None,
               "problem": "", "exercises": []}
     start = time.monotonic()
@@ -172,7 +173,10 @@ def grade_submission(student: str, path: Path, book: dict, keys: dict, settings:
             record["problem"] = f"{path.name} is not one of the book's notebooks"
             return record
         record["notebook"] = name
+        label_of = {part: label for label, parts in book[name].parts.items() for part in parts}
         for exercise, function in book[name].exercises:
+            if not assignment.picks(label_of.get(exercise, exercise)):
+                continue  # not part of the assignment: not run at all
             if STOPPING.is_set():
                 record["problem"] = "the run was stopped"
                 break
@@ -189,8 +193,9 @@ def grade_submission(student: str, path: Path, book: dict, keys: dict, settings:
             record["exercises"].append(result_record(graded))
         notebook = json.loads(data)
         key = course_secret.student_key(secret, student)
-        record["answers"] = _mark_answers(notebook, student, book[name].questions, key)
-        record["written"] = _written(notebook, book[name].written)
+        record["answers"] = _mark_answers(notebook, student, [ex for ex in book[name].questions
+                                                              if assignment.picks(ex)], key)
+        record["written"] = _written(notebook, [ex for ex in book[name].written if assignment.picks(ex)])
     except Unreadable as err:
         record["problem"] = str(err)
     except Exception as err:  # noqa: BLE001 - a submission the grader did not expect still gets its row
@@ -304,6 +309,11 @@ def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: flo
                 raise ValueError(f"--seed {seed} differs from the seed of the run in {out} ({previous['seed']})")
             seed = previous["seed"]
         seed = secrets.randbelow(2**31) if seed is None else seed
+        which = {"name": (assignment or Assignment()).name, "points": (assignment or Assignment()).points}
+        if "assignment" in previous and previous["assignment"] != which:
+            raise ValueError(f"{out} holds the grades of another assignment ({previous['assignment']['name']!r}, "
+                             f"{len(previous['assignment']['points']) or 'every'} exercises): give this one an --out "
+                             "of its own (each assignment's output goes to a folder of its own)")
         results = out / "results"
         results.mkdir(exist_ok=True)
         (out / "feedback").mkdir(exist_ok=True)
@@ -314,9 +324,9 @@ def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: flo
             if unknown:
                 raise ValueError(f"no submission from {', '.join(unknown)} in {folder}")
         keys = {name: AnswerKey(seed, dict(nb.exercises)) for name, nb in book.items()}
-        about = {"seed": seed, "jobs": jobs, "timeout": timeout, "setup_seconds": settings.setup_seconds,
-                 "case_seconds": settings.case_seconds, "limits": asdict(settings.limits),
-                 "sandbox": enforced, "submissions": len(pairs)}
+        about = {"seed": seed, "assignment": which, "jobs": jobs, "timeout": timeout,
+                 "setup_seconds": settings.setup_seconds, "case_seconds": settings.case_seconds,
+                 "limits": asdict(settings.limits), "sandbox": enforced, "submissions": len(pairs)}
         atomic_write(out / "run.json", json.dumps({**previous, **about, "finished": False}, indent=2))
 
         records, todo = {}, []
@@ -332,7 +342,8 @@ def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: flo
         start, interrupted = time.monotonic(), False
         pool = ThreadPoolExecutor(max_workers=jobs)
         try:
-            futures = {pool.submit(grade_submission, student, path, book, keys, settings, timeout, secret): file
+            futures = {pool.submit(grade_submission, student, path, book, keys, settings, timeout, secret,
+                                   assignment): file
                        for student, path, file in todo}
             done = len(records)
             if bar:
@@ -399,6 +410,21 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
     from . import review, written  # (here, not at the top: this function is the only user)
 
     records = sorted(records, key=lambda r: (r.get("student", ""), r.get("notebook") or ""))
+    assignment = assignment or Assignment()
+    defaults = {part: p for nb in book.values() for parts in nb.parts.values() for part, p in parts.items()}
+    worth = {part: p for nb in book.values() for label, parts in nb.parts.items()
+             for part, p in assignment.scale(label, parts).items()}  # each part's points in this assignment
+    label_of = {part: label for nb in book.values() for label, parts in nb.parts.items() for part in parts}
+
+    def picked(part: str, label: str | None = None) -> bool:
+        return assignment.picks(label or label_of.get(part, part))
+
+    def scaled(part: str, mark):
+        """A part's mark in this assignment's points ("" when not marked yet; 0 for a part that is not graded)."""
+        if mark == "" or part not in worth:
+            return mark if mark == "" else 0
+        return _points(mark / defaults[part] * worth[part])
+
     rows, feedback, written_texts = [], {}, {}
     for record in records:
         student, name = record["student"], record.get("notebook")
@@ -408,25 +434,36 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
             lines.append(f"- Problem: {record['problem']}.")
         done = {r["exercise"]: r for r in record.get("exercises", [])}
         for exercise, _ in book[name].exercises if name in book else []:
+            if not picked(exercise):
+                continue
             r = done.get(exercise) or {"status": "not run", "message": record.get("problem") or "not graded",
                                        "cases_passed": 0, "cases_total": len(keys[name].cases[exercise])}
             result = CheckResult(exercise, r["status"], r["message"], r["cases_passed"], r["cases_total"])
+            mark = scaled(exercise, int(result.passed))
             rows.append({"student": student, "notebook": name, "exercise": exercise, "status": result.status,
                          "cases_passed": result.cases_passed, "cases_total": result.cases_total,
-                         "mark": int(result.passed), "message": result.message, "seconds": r.get("seconds", 0)})
-            lines.append(f"- **{exercise}**: {result.status}. {result.message}")
+                         "mark": mark, "points": _points(worth.get(exercise, 0)), "message": result.message,
+                         "seconds": r.get("seconds", 0)})
+            lines.append(f"- **{exercise}** ({_said(mark, worth.get(exercise, 0))}): {result.status}. "
+                         f"{result.message}")
             lines += [f"  - {p}." for p in r.get("problems", [])[:3]]
         for a in record.get("answers", []):
+            q = questions.QUESTIONS.get(a["question"])
+            if q is None or not picked(q.name, q.exercise):
+                continue
+            mark = scaled(q.name, a["mark"])
             rows.append({"student": student, "notebook": name, "exercise": a["question"], "status": a["status"],
-                         "cases_passed": "", "cases_total": "", "mark": a["mark"], "message": a["message"],
-                         "seconds": 0})
-            lines.append(f"- **{a['question']}** ({a['points']} pt): {a['status']}. {a['message']}")
+                         "cases_passed": "", "cases_total": "", "mark": mark,
+                         "points": _points(worth.get(q.name, 0)), "message": a["message"], "seconds": 0})
+            said = "practice" if q.practice else _said(mark, worth.get(q.name, 0))
+            lines.append(f"- **{a['question']}** ({said}): {a['status']}. {a['message']}")
         for exercise, text in record.get("written", {}).items():
-            written_texts.setdefault(exercise, {})[student] = text
+            if picked(f"{exercise} {WRITTEN}", exercise):
+                written_texts.setdefault(exercise, {})[student] = text
         if name not in book:
             rows.append({"student": student, "notebook": "", "exercise": "", "status": "not graded",
-                         "cases_passed": 0, "cases_total": 0, "mark": 0, "message": record.get("problem", ""),
-                         "seconds": 0})
+                         "cases_passed": 0, "cases_total": 0, "mark": 0, "points": "",
+                         "message": record.get("problem", ""), "seconds": 0})
     flagged = _copies(records, book)
     pages = review.write_pages(out, flagged, atomic_write)
     marking = written.write_marking(out, written_texts, {ex: t for nb in book.values() for ex, t in nb.worked.items()},
@@ -437,20 +474,18 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
             continue
         done = all(g is not None for _, _, g in criteria)
         mark = sum(g or 0 for _, _, g in criteria)
-        rows.append({"student": student, "notebook": "", "exercise": f"{exercise} {WRITTEN}",
+        part = f"{exercise} {WRITTEN}"
+        rows.append({"student": student, "notebook": "", "exercise": part,
                      "status": "marked" if done else "to mark", "cases_passed": "", "cases_total": "",
-                     "mark": mark if done else "",
-                     "message": f"{mark} of {sum(a for _, a, _ in criteria)} points" if done else
+                     "mark": scaled(part, mark) if done else "", "points": _points(worth.get(part, 0)),
+                     "message": f"{mark} of {sum(a for _, a, _ in criteria)} rubric points" if done else
                      "not marked yet", "seconds": 0})
         texts = [c.text for c in questions.RUBRICS[exercise]]
-        feedback[student].append(f"\n### {exercise} (written, marked by hand)\n")
+        feedback[student].append(f"\n### {exercise} (written, marked by hand: "
+                                 f"{_said(scaled(part, mark) if done else '', worth.get(part, 0))})\n")
         feedback[student] += [f"- {'✓' if g == a else '✗' if g == 0 else '~' if g is not None else '…'} "
                               f"{texts[i - 1] if 0 < i <= len(texts) else i}: "
                               f"{'not marked yet' if g is None else f'{g} of {a} pt'}" for i, a, g in criteria]
-    assignment = assignment or Assignment()
-    defaults = {part: p for nb in book.values() for parts in nb.parts.values() for part, p in parts.items()}
-    worth = {part: p for nb in book.values() for label, parts in nb.parts.items()
-             for part, p in assignment.scale(label, parts).items()}  # each part's points in this assignment
     graded = {r["exercise"] for r in rows}
     columns = [part for nb in book.values() for parts in nb.parts.values() for part in parts
                if part in worth and (part in graded or part.endswith(WRITTEN) and part.split()[0] in written_texts)]
@@ -466,15 +501,13 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
                             pages[(match.exercise, match.student, match.other)]])
     gradebook = []
     for student in sorted(feedback):
-        marks = {r["exercise"]: r["mark"] if r["mark"] == "" else _points(r["mark"] / defaults[r["exercise"]]
-                                                                           * worth[r["exercise"]])
-                 for r in rows if r["student"] == student and r["exercise"] in worth}
+        marks = {r["exercise"]: r["mark"] for r in rows if r["student"] == student and r["exercise"] in worth}
         total = _points(sum(m for m in marks.values() if m != ""))
         mine = counts.get(student, {})
         flags = "; ".join(f"{ex}: {n} flag{'s' if n > 1 else ''}" for ex, n in sorted(
             mine.items(), key=lambda item: columns.index(item[0]) if item[0] in columns else len(columns)))
         gradebook.append([student, *(marks.get(ex, 0) for ex in columns), total, flags])
-    fields = ["student", "notebook", "exercise", "status", "cases_passed", "cases_total", "mark", "message",
+    fields = ["student", "notebook", "exercise", "status", "cases_passed", "cases_total", "mark", "points", "message",
               "seconds"]
     atomic_write(out / "grades.csv", _csv(fields, [[r[f] for f in fields] for r in rows]))
     atomic_write(out / "gradebook.csv", _csv(["student", *columns, "total", "flags"], gradebook))
@@ -496,7 +529,11 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
     for student, lines in feedback.items():
         mine = [r for r in rows if r["student"] == student and r["exercise"] and r["cases_total"] != ""]
         answered = [r for r in rows if r["student"] == student and r["exercise"] in questions.QUESTIONS]
-        head = (f"# Feedback for {student}\n\n{sum(r['mark'] for r in mine)} of {len(mine)} checked exercises "
+        total = next(row[-2] for row in gradebook if row[0] == student)
+        head = (f"# Feedback for {student}\n\n**{assignment.name}: {total} of {possible} points**"
+                + (" (written answers not marked yet)" if any(r["student"] == student and r["mark"] == ""
+                                                             for r in rows) else "") + ".\n\n"
+                f"{sum(1 for r in mine if r['status'] == 'pass')} of {len(mine)} checked exercises "
                 "pass (the grader's own hidden cases, not the ones your notebook showed).\n")
         if answered:
             head += (f"{sum(1 for r in answered if r['status'] == 'right')} of {len(answered)} answers are right "
@@ -507,6 +544,11 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
             "feedback": str(out / "feedback"), "written": str(out / "written"), "canvas": str(out / "canvas.csv"),
             "moodle": str(out / "moodle.csv"),
             "written_marks": str(out / written.MARKS), "marking_pages": len(marking)}
+
+
+def _said(mark, points) -> str:
+    """A part's mark as the feedback says it: "2 of 2 points", "not marked yet of 9 points", "practice"."""
+    return f"{'not marked yet' if mark == '' else mark} of {points_text(_points(points))}"
 
 
 def _points(value: float) -> float | int:

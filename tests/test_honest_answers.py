@@ -144,7 +144,7 @@ def test_an_unreadable_answer_is_said_in_the_gradebook_and_the_feedback(tmp_path
     grades = (tmp_path / "grades.csv").read_text()
     assert "not readable" in grades and "too large" in grades
     feedback = (tmp_path / "feedback" / f"{STUDENT}.md").read_text()
-    assert "too large" in feedback and f"**{PRED}** (1 pt): right" in feedback
+    assert "too large" in feedback and f"**{PRED}** (practice): right" in feedback
 
 
 # -- 2. a forgotten name -----------------------------------------------------------------------------------------
