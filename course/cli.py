@@ -176,7 +176,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     if args.command == "editions":
-        from .editions import book, write_editions
+        from .editions import book, repository, write_editions
 
         out = args.out or home() / "editions"
         roster_file = course_file(args.students) or default_roster()
@@ -184,7 +184,8 @@ def main(argv=None) -> int:
             roster = rosters.read(roster_file) if roster_file else None
             assignment = _assignment(course_file(args.assignment_file), book())
             secret = course_secret.make(home())
-            made = write_editions(out, roster, assignment, secret)
+            url, why = repository()
+            made = write_editions(out, roster, assignment, secret, url)
         except ValueError as err:
             parser.error(str(err))
         for edition, paths in made.items():
@@ -193,6 +194,12 @@ def main(argv=None) -> int:
             print(f"roster: {len(roster)} students from {roster_file}")
         print(f"course secret: {course_secret.path(home())} (each student's instance is drawn from it: keep it, back "
               "it up, and never hand it out)")
+        if url:
+            print(f"on Colab the editions install toy from {url} ({why})")
+        else:
+            print(f"on Colab the editions cannot install toy: the book has no repository ({why}). Set repository.url "
+                  "in _config.yml to your copy's https://github.com/<owner>/<name> (README: Publish your own copy) "
+                  "and run editions again; until then the Colab cell says to ask you for the install line")
     elif args.command == "grade":
         if not args.submissions.is_dir():
             parser.error(f"submissions folder {args.submissions} does not exist")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import nbformat
 
-from toy.exercises.questions import RUBRICS, normal_name, questions_of
+from toy.exercises.questions import QUESTIONS, RUBRICS, as_value, normal_name, questions_of
 
 from . import roster
 from . import secret as course_secret
@@ -129,13 +129,42 @@ def with_student(nb, name: str | None, key: str | None = None):
     return out
 
 
+COLAB_INSTALL = re.compile(r'^([ \t]*)%pip install --quiet "toy @ git\+https://github\.com/[\w.-]+/[\w.-]+"[ \t]*$',
+                           re.M)
+NO_REPOSITORY = ("raise RuntimeError(\"This edition does not know where the book's toy package comes from: ask your "
+                 "instructor for the install line, %pip install 'toy @ git+https://github.com/<owner>/<name>'\")")
+
+
+def repository() -> tuple[str | None, str]:
+    """The book's repository as the book's build finds it (``book/_ext/toysite.py``), and where it came from."""
+    import sys
+
+    folder = str(ROOT / "book" / "_ext")
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    import toysite
+
+    return toysite.repository()
+
+
+def colab_setup(nb, url: str | None):
+    """``nb`` with its Colab set-up cell installing ``toy`` from ``url`` (the book's repository); without one, the
+    cell says on Colab that it does not know where to install from (never a placeholder's failing install)."""
+    out = nbformat.from_dict(json.loads(json.dumps(nb)))
+    for cell in out.cells:
+        if cell.cell_type == "code" and "colab-setup" in cell.get("metadata", {}).get("tags", []):
+            line = (f'%pip install --quiet "toy @ git+{url}"' if url else NO_REPOSITORY)
+            cell.source = COLAB_INSTALL.sub(lambda m, line=line: m.group(1) + line, cell.source)
+    return out
+
+
 def write_editions(out: Path, students: list | None = None, assignment: Assignment | None = None,
-                   secret: bytes | None = None) -> dict[str, list[Path]]:
+                   secret: bytes | None = None, url: str | None = None) -> dict[str, list[Path]]:
     """Write ``out/student`` and ``out/instructor``: one notebook per section, folders ready to hand out. With
     ``students`` (names, or ``roster.Student``), ``out/student/<name>/`` holds each student's own edition, their
     name already set (and, with the course's ``secret``, their key: ``course/secret.py``); a bad roster is refused,
     naming each bad line, before anything is written. With an ``assignment``, the student editions show its name,
-    due date and points."""
+    due date and points. ``url``: the book's repository, which the Colab set-up cell installs ``toy`` from."""
     names = [s.name if isinstance(s, roster.Student) else s for s in students or []]
     names = [s.name for s in roster.from_names(names)]  # refuses duplicates, hidden or over-long names, paths
     written = {"student": [], "instructor": []}
@@ -145,10 +174,10 @@ def write_editions(out: Path, students: list | None = None, assignment: Assignme
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
     for path in book_notebooks():
-        nb = nbformat.read(path, as_version=4)
+        nb = colab_setup(nbformat.read(path, as_version=4), url)
         strip_outputs(nb)
         target = out / "instructor" / path.name
-        nbformat.write(nb, target)
+        nbformat.write(answered_at_the_books_setting(nb), target)
         written["instructor"].append(target)
         for name in names or [None]:
             folder = out / "student" / name if name else out / "student"
@@ -159,6 +188,29 @@ def write_editions(out: Path, students: list | None = None, assignment: Assignme
             nbformat.write(edition, folder / path.name)
             written["student"].append(folder / path.name)
     return written
+
+
+ANSWER_CELL = re.compile(r'^toy\.exercises\.answer\("([^"]+)", \.\.\.\)', re.M)
+
+
+def answered_at_the_books_setting(nb):
+    """``nb`` with each question's ``...`` replaced by its answer at the book's setting (the instructor edition:
+    every question right when run, as the page's answer boxes are; graded under a student's name it answers the
+    book's instance, not that student's)."""
+    out = nbformat.from_dict(json.loads(json.dumps(nb)))
+    for cell in out.cells:
+        if cell.cell_type != "code":
+            continue
+
+        def right(m: re.Match) -> str:
+            q = QUESTIONS.get(m.group(1))
+            if q is None:
+                return m.group(0)
+            return f"toy.exercises.answer({q.name!r}, {as_value(q, q.spec()['answer'])!r})"
+
+        cell.source = ANSWER_CELL.sub(right, cell.source).replace("  # replace ... with your answer",
+                                                                  "  # the answer at the book's setting")
+    return out
 
 
 def checks_name(name: str) -> str:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from toy.exercises.questions import RUBRICS, normal_name
 
+from . import maths
 from . import secret as course_secret
 from .review import CSP
 from .tables import read_cell
@@ -43,6 +44,7 @@ h1{font-size:1.35em}h2{font-size:1.1em;margin-top:1.6em;border-top:1px solid #d0
 pre{white-space:pre-wrap;overflow-wrap:anywhere;font:14px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;
 border-left:3px solid #0969da;padding:.3em .8em;margin:.4em 0}
 .empty{color:#9a6700}
+.worked{white-space:pre-wrap;margin:.4em 0}
 """
 
 
@@ -75,17 +77,21 @@ def page(exercise: str, answers: dict[str, str], solution: str, anonymous: bool,
         text = answers[student].strip()
         body = f"<pre>{escape(text)}</pre>" if text else '<p class="empty">No written answer.</p>'
         blocks.append(f"<h2>{escape(who)}</h2>{body}")
+    why = maths.missing()
+    unset = f'<p class="empty">(The maths is shown as LaTeX: {escape(why)}.)</p>' if why else ""
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}; font-src data:">'
         '<meta name="viewport" content="width=device-width,initial-scale=1"><meta name="robots" content="noindex">'
-        f"<title>Written answers: {escape(exercise)}</title><style>{STYLE}</style></head><body>"
+        f"<title>Written answers: {escape(exercise)}</title><style>{STYLE}</style>"
+        f"<style>{maths.stylesheet()}</style></head><body>"
         f"<h1>Written answers to {escape(exercise)} ({len(answers)} students, {total} points)</h1>"
         f"<p>Mark each answer against the criteria below and write the points into <code>{MARKS}</code> (column "
         "<code>given</code>, one row per student and criterion); then run <code>course.py grade</code> again with "
         "<code>--resume</code> to put the marks into the gradebook and the feedback.</p>"
         f'<div class="rubric"><b>Rubric</b><ol style="list-style:none;padding-left:0">{rubric}</ol></div>'
-        f'<details class="solution"><summary>The book\'s worked solution</summary><pre>{escape(solution)}</pre>'
+        f'<details class="solution"><summary>The book\'s worked solution</summary>'
+        f'<div class="worked">{maths.typeset(solution)}</div>{unset}'
         f"</details>{''.join(blocks)}</body></html>\n")
 
 

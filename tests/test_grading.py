@@ -362,10 +362,12 @@ def test_every_book_exercise_passes_with_its_solution_and_not_with_its_stub(tmp_
     cli.grade(cls, tmp_path / "out", jobs=2, progress=False)
     rows = read_csv(tmp_path / "out" / "grades.csv")
     book = editions.book()
-    asked = [r for r in rows if r["exercise"] in QUESTIONS]  # the questions: each "not answered" in both editions
-    rows = [r for r in rows if r["cases_total"] != ""]
+    asked = [r for r in rows if r["exercise"] in QUESTIONS]  # the questions: answered at the book's setting in the
+    rows = [r for r in rows if r["cases_total"] != ""]  # instructor edition, so marked for its own instance
     assert len(rows) == 2 * sum(len(nb.exercises) for nb in book.values())
-    assert len(asked) == 2 * len(QUESTIONS) and {r["status"] for r in asked} == {"not answered"}
+    assert len(asked) == 2 * len(QUESTIONS)
+    assert {r["status"] for r in asked if r["student"] == "student"} == {"not answered"}
+    assert {r["status"] for r in asked if r["student"] == "instructor"} <= {"right", "wrong"}
     for row in rows:
         want = "pass" if row["student"] == "instructor" else "not implemented"
         assert row["status"] == want, row
