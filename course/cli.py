@@ -253,10 +253,13 @@ def main(argv=None) -> int:
                   file=sys.stderr)
             return 2
         try:
-            secret = course_secret.make(home())
-        except (ValueError, OSError) as err:
+            secret = course_secret.load(home())
+        except ValueError as err:
             print(f"course.py nbgrader: {err}", file=sys.stderr)
             return 2
+        if secret is None:
+            print(f"no course secret in {home()} (course.py editions makes one): the class's one instance of the "
+                  "questions is drawn from this folder's hidden seed alone")
         source = write_course(out, book_notebooks(), args.assignment, python=sys.executable, secret=secret)
         print(f"nbgrader course folder: {out} (source notebooks in {source}; the notebooks are graded in this "
               f"Python, {sys.executable}, registered in the folder as the kernel python3)")
