@@ -33,6 +33,8 @@ ASSIGNMENT = "the-llm-as-a-policy"
 ROOT = Path(__file__).resolve().parents[1]
 NBGRADER_VENV = ROOT / ".venv-nbgrader"
 COMMANDS_HEADING = "Then run, exactly as written (any shell, any PATH):"
+CHECKSUM_NOTE = ("that the test cell's checksum has changed: nbgrader is putting back the hidden tests that the "
+                 "release left out, as it should, and grades the cell as source/ has it")
 
 
 def home() -> Path:
@@ -71,6 +73,7 @@ def nbgrader_commands(out: Path, assignment: str) -> list[str]:
         f"  {cd} && {nbgrader} generate_assignment {assignment} --create   # release/ for the students",
         f"  # collect each student's notebooks into submitted/<student>/{assignment}/, then:",
         f"  {cd} && {nbgrader} autograde {assignment} --create",
+        f"  # (autograde warns, once per code check, {CHECKSUM_NOTE})",
         f"  {cd} && {nbgrader} export   # grades.csv",
     ]
 
