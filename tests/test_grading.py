@@ -171,7 +171,8 @@ def test_a_hostile_class_gets_what_it_deserves_and_harms_nothing(tmp_path, monke
     flags = read_csv(out / "similarity.csv")
     pairs = {(f["exercise"], f["student"], f["other"]) for f in flags}
     assert ("4.1-value", "copycat", "honest_b") in pairs and ("4.1-value", "honest_b", "copycat") in pairs
-    assert ("4.1-value", "honest_a", "the book's solution") in pairs
+    # honest_a's value is the book's own, all natural: no flag can mean anything there (issue 40)
+    assert ("4.1-value", "honest_a", "the book's solution") not in pairs
     assert not any(f["student"] == "writer" and f["exercise"] == "4.1-value" for f in flags)
     book = {r["student"]: r for r in read_csv(out / "gradebook.csv")}
     assert book["copycat"]["total"] == "3" and book["copycat"]["flags"].startswith("4.1-value: 1 flag")
@@ -473,7 +474,9 @@ def test_copies_are_flagged_renamed_or_not_and_common_code_is_not():
     codes = {"a": hc.OWN_VALUE, "b": hc.COPIED_VALUE, "c": hc.VALUE, "d": hc.MEMO_VALUE}
     flags = similarity.flag_copies(codes, reference=hc.VALUE, handed_out="def value_of_prefix(policy, reward, "
                                    "prompt, prefix):\n    raise NotImplementedError")
-    assert any(f[:2] == ("a", "b") and f[2] >= 0.7 for f in flags) and ("c", "the book's solution", 1.0) in flags
+    assert any(f[:2] == ("a", "b") and f[2] >= 0.7 for f in flags)
+    # c wrote the book's own 4.1 value, which is all natural (nothing of it is distinctive): not flagged (issue 40)
+    assert not any(f[0] == "c" for f in flags)
     assert not any({"d"} & {s, o} for s, o, _ in flags)
     # six students with the same short answer: the obvious way, not a copy between them
     same = {f"s{i}": hc.OWN_PROBABILITY for i in range(6)}
