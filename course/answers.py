@@ -3,14 +3,19 @@
 
 No student code runs here. A question's answer is what the student's ``answer("ex-...", value)`` call says:
 
-* ``value`` written as numbers, options, or arithmetic on them (``4/25``, ``[0, 0, 0, 0.16]``, ``math.log(5)``,
-  or a name given such a value earlier in the notebook) is read from the source, as it stands now;
-* otherwise (a value the student's code computed), the record that the call left in the cell's output when the
-  student ran it (``toy_answer``): the feedback says so, since an answer changed after its last run is not seen.
+* ``value`` written as numbers, options, or arithmetic on them with Python's rules (``4/25``, ``1 - 0.3125``,
+  ``[0, 0, 0, 0.16]``, ``math.log(5)``, or a name given such a value earlier in the notebook) is read from the
+  source, in order;
+* the record that ``answer`` displays in the cell's output when run (``toy_answer``: the value it judged) is read
+  too, whether the call was the cell's last line, printed, followed by other statements or one of several. A value
+  the student's code computed is read from it (the feedback says so); where it and the source disagree (a name
+  corrected in a cell below, then the cell run again), the record of the last run counts, and the feedback says so.
 
-Each answer is judged by ``toy.exercises.questions.check_answer`` for the student's own instance: the one drawn from
-the name the submission was handed in under (``<class>/<student>/...``), whatever name the notebook set with
-``toy.exercises.student`` (a difference is said in the feedback).
+An answer that cannot be read or judged (a number beyond 1e300, an expression nested thousands deep) costs that
+question only, and its row says why. Each answer is judged by ``toy.exercises.questions.check_answer`` for the
+student's own instance: the one drawn from the course's secret and the name the submission was handed in under
+(``<class>/<student>/...``, NFC), whatever name the notebook set with ``toy.exercises.student`` (a different name,
+a different key or none is said in the feedback). A practice question is judged and said, for no points.
 
 A written answer is the Markdown cell the student edition holds for it (metadata ``toy_written``: the exercise).
 """

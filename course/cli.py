@@ -195,6 +195,11 @@ def main(argv=None) -> int:
             print(f"{edition}: {len(paths)} notebooks in {out / edition}")
         if roster:
             print(f"roster: {len(roster)} students from {roster_file}")
+        else:
+            print("no roster: the student edition has no names, so students check their answers at the book's "
+                  "setting until they set their name and key (made from the course secret, which only you have); "
+                  "give --students ROSTER (or put roster.txt in the course folder) for each student's own edition, "
+                  "name and key set")
         print(f"course secret: {course_secret.path(home())} (each student's instance is drawn from it: keep it, back "
               "it up, and never hand it out)")
         if url:

@@ -63,7 +63,8 @@ def exercises_in(nb) -> list[str]:
 
 
 STUDENT_CELL = ("# The name your course knows you by: each question's answer is checked for your own instance of it, "
-                "drawn from\n# this name (the grader draws it from the name you hand in under).\n"
+                "drawn from\n# this name (the grader draws it from the name you hand in under). If your course "
+                "gave you a key, put it\n# beside the name: toy.exercises.student(\"Your Name\", \"your key\").\n"
                 "toy.exercises.student({name!r})")
 
 
