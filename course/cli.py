@@ -4,6 +4,7 @@
     course.py grade CLASS [--out DIR] [--jobs N] [--timeout S] [--cell-timeout S] [--case-timeout S] [--seed N]
                           [--resume] [--student NAME ...] [--memory-mb M] [--processes P] [--disk-mb D]
                           [--anonymous] [--assignment FILE] [--roster ROSTER]
+    course.py keys [--students ROSTER]
     course.py nbgrader [--out DIR]
 
 Everything is written under one folder outside the repository, ``~/toybook-course`` (or ``$TOYBOOK_COURSE_DIR``):
@@ -173,6 +174,10 @@ def main(argv=None) -> int:
     p.add_argument("--roster", type=Path, default=None, metavar="ROSTER", dest="roster_file",
                    help="the roster given to editions: its login and sis_id columns go into canvas.csv and moodle.csv "
                         "(default: the course folder's roster.csv or roster.txt, if there is one)")
+    p = sub.add_parser("keys", help="print each student's line setting name and key, for a student edition without "
+                       "names (the course's secret stays with you)")
+    p.add_argument("--students", type=Path, default=None, metavar="ROSTER",
+                   help="the roster (default: the course folder's roster.csv or roster.txt)")
     p = sub.add_parser("nbgrader", help="write an nbgrader course folder with the chapter as one assignment")
     p.add_argument("--out", type=Path, default=None, help="default: ~/toybook-course/nbgrader-course")
     p.add_argument("--assignment", default=ASSIGNMENT)
@@ -199,7 +204,7 @@ def main(argv=None) -> int:
             print("no roster: the student edition has no names, so students check their answers at the book's "
                   "setting until they set their name and key (made from the course secret, which only you have); "
                   "give --students ROSTER (or put roster.txt in the course folder) for each student's own edition, "
-                  "name and key set")
+                  "name and key set, or hand out the lines course.py keys --students ROSTER prints")
         print(f"course secret: {course_secret.path(home())} (each student's instance is drawn from it: keep it, back "
               "it up, and never hand it out)")
         if url:
@@ -208,6 +213,20 @@ def main(argv=None) -> int:
             print(f"on Colab the editions cannot install toy: the book has no repository ({why}). Set repository.url "
                   "in _config.yml to your copy's https://github.com/<owner>/<name> (README: Publish your own copy) "
                   "and run editions again; until then the Colab cell says to ask you for the install line")
+    elif args.command == "keys":
+        roster_file = course_file(args.students) or default_roster()
+        if roster_file is None:
+            parser.error("keys: give --students ROSTER, or put roster.txt or roster.csv in the course folder")
+        try:
+            students = rosters.read(roster_file)
+            secret = course_secret.load(home())
+        except ValueError as err:
+            parser.error(str(err))
+        if secret is None:
+            parser.error(f"keys: the course folder {home()} has no secret yet: run course.py editions first")
+        for student in students:
+            print(f"{student.name}\ttoy.exercises.student({student.name!r}, "
+                  f"{course_secret.student_key(secret, student.name)!r})")
     elif args.command == "grade":
         if not args.submissions.is_dir():
             parser.error(f"submissions folder {args.submissions} does not exist")

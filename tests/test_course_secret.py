@@ -133,3 +133,15 @@ def test_the_grader_and_the_edition_agree_on_the_key(name):
         name, course_secret.student_key(secret, name)).cells[1].source
     found, declared = answers.read_answers_and_key({"cells": [{"cell_type": "code", "source": cell, "outputs": []}]})
     assert declared.key == course_secret.student_key(secret, name) and declared.name == name
+
+
+def test_keys_prints_each_students_line_for_an_edition_without_names(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TOYBOOK_COURSE_DIR", str(tmp_path))
+    (tmp_path / "roster.txt").write_text("Ana\nJosé\n")
+    with pytest.raises(SystemExit):
+        cli.main(["keys"])  # no secret yet
+    assert "run course.py editions first" in capsys.readouterr().err
+    secret = course_secret.make(tmp_path)
+    assert cli.main(["keys"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == f"José\ttoy.exercises.student('José', {course_secret.student_key(secret, 'José')!r})"
