@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from toy.exercises.questions import QUESTIONS, Question
+from toy.exercises.questions import QUESTIONS, Question, judge
 
 from .secret import student_key
 
@@ -34,13 +34,18 @@ class Row:
 
 
 def _right(q: Question, specs: list[dict]) -> np.ndarray:
-    """right[i, j]: instance i's right answer is judged right for instance j (the rules of ``judge``)."""
+    """right[i, j]: instance i's right answer is judged right for instance j (by ``judge``: instance j's tolerance,
+    one number or one per number, and the approximations it accepts)."""
     answers = [s["answer"] for s in specs]
-    if q.kind in ("number", "numbers"):
-        a = np.array(answers, float)
-        return (np.abs(a[:, None, :] - a[None, :, :]) <= q.tolerance + 1e-12).all(axis=2)
-    keys = [json.dumps(x) for x in answers]
-    return np.array([[x == y for y in keys] for x in keys])
+    if q.kind not in ("number", "numbers"):
+        keys = [json.dumps(x) for x in answers]
+        return np.array([[x == y for y in keys] for x in keys])
+    a = np.array(answers, float)
+    tol = np.array([np.broadcast_to(np.asarray(s["tolerance"], float), a.shape[1:]) for s in specs])
+    right = (np.abs(a[:, None, :] - a[None, :, :]) <= tol[None, :, :] + 1e-12).all(axis=2)
+    if any(s.get("accepted") for s in specs):  # an approximation widens what is right: judge each pair
+        right |= np.array([[judge(sj, [float(x) for x in ai]).right for sj in specs] for ai in answers])
+    return right
 
 
 def measure(q: Question, names: int = NAMES, secret: bytes = SECRET) -> Row:

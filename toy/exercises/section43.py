@@ -155,7 +155,7 @@ question("ex-4-3-discount-b", "ex-4-3-discount",
          draw=lambda rng: {"gamma": float(rng.choice(classical.GAMMAS)),
                            "beta": float(rng.choice(classical.DISCOUNT_BETAS)), "prompt": int(rng.choice(PROMPTS)),
                            "digits": int(rng.integers(0, _REF_EOS.length + 1))},
-         tolerance=0.005, mistakes=_length_mistakes)
+         tolerance=0.005, mistakes=_length_mistakes, practice=True)
 rubric("ex-4-3-discount",
        ("writes π*(y) ∝ π_ref(y)·exp(γ^(T(y)−1) r(y)/β) and sets r = 1 for two rewarded responses", 1),
        ("takes the ratio π*(y_1)/π*(y_2): the normaliser cancels, leaving π_ref's ratio times "
