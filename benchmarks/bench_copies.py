@@ -374,9 +374,13 @@ def exercise_cases(exercise: str, function: str, stub: str, solution: str, style
             cases.append(Case(exercise, what, copy, round(value, 3), min(len(ga), len(gb)), 0.7, 12, broken))
             return
         discount = stub_fp | obvious([g for n, g in prints.items() if n not in left_out])
+        if book and len(fp(b) - stub_fp) < similarity.MIN_BOOK_GRAMS:  # too short for a flag against the book
+            cases.append(Case(exercise, what, copy, 0.0, 0, cal.threshold, cal.min_shared, broken))
+            return
         value, shared = compare(fp(a), fp(b), discount)
         case = Case(exercise, what, copy, round(value, 3), len(shared), cal.threshold, cal.min_shared, broken)
-        if book and not case.flagged and len(fp(b) - stub_fp) >= similarity.MIN_BOOK_GRAMS:
+        if book and not case.flagged and len(fp(b) - stub_fp) >= similarity.MIN_BOOK_GRAMS \
+                and len(fp(b) - cal.discount) >= cal.min_shared:
             raw, _ = compare(fp(a), fp(b), stub_fp)
             if raw >= similarity.SAME_AS_BOOK:
                 case = Case(exercise, what, copy, round(raw, 3), len(fp(b) - stub_fp), similarity.SAME_AS_BOOK,

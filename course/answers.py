@@ -3,14 +3,19 @@
 
 No student code runs here. A question's answer is what the student's ``answer("ex-...", value)`` call says:
 
-* ``value`` written as numbers, options, or arithmetic on them (``4/25``, ``[0, 0, 0, 0.16]``, ``math.log(5)``,
-  or a name given such a value earlier in the notebook) is read from the source, as it stands now;
-* otherwise (a value the student's code computed), the record that the call left in the cell's output when the
-  student ran it (``toy_answer``): the feedback says so, since an answer changed after its last run is not seen.
+* ``value`` written as numbers, options, or arithmetic on them with Python's rules (``4/25``, ``1 - 0.3125``,
+  ``[0, 0, 0, 0.16]``, ``math.log(5)``, or a name given such a value earlier in the notebook) is read from the
+  source, in order;
+* the record that ``answer`` displays in the cell's output when run (``toy_answer``: the value it judged) is read
+  too, whether the call was the cell's last line, printed, followed by other statements or one of several. A value
+  the student's code computed is read from it (the feedback says so); where it and the source disagree (a name
+  corrected in a cell below, then the cell run again), the record of the last run counts, and the feedback says so.
 
-Each answer is judged by ``toy.exercises.questions.check_answer`` for the student's own instance: the one drawn from
-the name the submission was handed in under (``<class>/<student>/...``), whatever name the notebook set with
-``toy.exercises.student`` (a difference is said in the feedback).
+An answer that cannot be read or judged (a number beyond 1e300, an expression nested thousands deep) costs that
+question only, and its row says why. Each answer is judged by ``toy.exercises.questions.check_answer`` for the
+student's own instance: the one drawn from the course's secret and the name the submission was handed in under
+(``<class>/<student>/...``, NFC), whatever name the notebook set with ``toy.exercises.student`` (a different name,
+a different key or none is said in the feedback). A practice question is judged and said, for no points.
 
 A written answer is the Markdown cell the student edition holds for it (metadata ``toy_written``: the exercise).
 """
@@ -18,11 +23,13 @@ A written answer is the Markdown cell the student edition holds for it (metadata
 from __future__ import annotations
 
 import ast
+import json
 import math
+import operator
 import re
 from dataclasses import dataclass
 
-from toy.exercises.questions import ANSWER_KEY, QUESTIONS, RUBRICS, as_value, check_answer
+from toy.exercises.questions import ANSWER_KEY, QUESTIONS, RUBRICS, as_value, check_answer, normal_name, normalised
 
 from .slicing import AST_LOCK
 
@@ -31,6 +38,10 @@ MATH = {"sqrt": math.sqrt, "log": math.log, "exp": math.exp, "log2": math.log2, 
 CONSTANTS = {"pi": math.pi, "e": math.e}
 MODULES = ("math", "np", "numpy")
 MAX_POWER = 1e6
+MAX_NUMBER = 1e300  # a number an answer may be: beyond it, float() overflows (999999 ** 64 is an int of 384 digits)
+OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+             ast.Pow: operator.pow}
+"""Arithmetic as Python does it (``1 - 0.3125`` is int.__sub__'s NotImplemented, then float.__rsub__)."""
 PLACEHOLDER = re.compile(r"^\*\*Your written answer to .*write it in this cell\.[ \t]*$", re.M)
 """The line the student edition's written-answer cell starts with (not part of the answer)."""
 
@@ -40,17 +51,26 @@ class NotLiteral(ValueError):
 
 
 def value_of(node: ast.AST, names: dict):
+    """The value of an expression (``_value_of``); an expression too deeply nested to read (5,000 minus signs) is
+    NotLiteral too, never a RecursionError."""
+    try:
+        return _value_of(node, names)
+    except RecursionError:
+        raise NotLiteral("an expression nested too deeply to read") from None
+
+
+def _value_of(node: ast.AST, names: dict):
     """The value of an expression made of numbers, text, lists, arithmetic, ``math``'s functions and names bound
     earlier to such values; NotLiteral for anything else (nothing is executed)."""
     if isinstance(node, ast.Constant) and (isinstance(node.value, (int, float, str)) or node.value is Ellipsis):
         return node.value
     if isinstance(node, (ast.List, ast.Tuple)):
-        return [value_of(e, names) for e in node.elts]
+        return [_value_of(e, names) for e in node.elts]
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        v = _number(value_of(node.operand, names))
+        v = _number(_value_of(node.operand, names))
         return -v if isinstance(node.op, ast.USub) else v
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)):
-        a, b = value_of(node.left, names), value_of(node.right, names)
+        a, b = _value_of(node.left, names), _value_of(node.right, names)
         if isinstance(node.op, ast.Add) and isinstance(a, list) and isinstance(b, list) and len(a) + len(b) <= 64:
             return a + b
         if isinstance(node.op, ast.Mult) and (isinstance(a, list) or isinstance(b, list)):  # [0.2] * 4
@@ -59,14 +79,11 @@ def value_of(node: ast.AST, names: dict):
                 return items * times
             raise NotLiteral(ast.unparse(node)[:60])
         a, b = _number(a), _number(b)
+        if isinstance(node.op, ast.Pow) and (abs(b) > 64 or abs(a) > MAX_POWER):
+            raise NotLiteral("a power too large to read")
         try:
-            if isinstance(node.op, ast.Pow):
-                if abs(b) > 64 or abs(a) > MAX_POWER:
-                    raise NotLiteral("a power too large to read")
-                return a ** b
-            return {ast.Add: a.__add__, ast.Sub: a.__sub__, ast.Mult: a.__mul__, ast.Div: a.__truediv__}[
-                type(node.op)](b)
-        except (ZeroDivisionError, OverflowError) as err:
+            return _number(OPERATORS[type(node.op)](a, b))
+        except (ZeroDivisionError, OverflowError, TypeError) as err:
             raise NotLiteral(str(err)) from None
     if isinstance(node, ast.Name) and node.id in names:
         return names[node.id]
@@ -82,17 +99,20 @@ def value_of(node: ast.AST, names: dict):
             else None)
         if name in MATH:
             try:
-                return MATH[name](_number(value_of(node.args[0], names)))
+                return _number(MATH[name](_number(_value_of(node.args[0], names))))
             except (ValueError, OverflowError) as err:
                 raise NotLiteral(str(err)) from None
         if name in ("float", "int", "list", "tuple"):
-            return value_of(node.args[0], names)
+            return _value_of(node.args[0], names)
     raise NotLiteral(ast.unparse(node)[:60])
 
 
 def _number(v):
+    """``v`` if it is a number an answer can be (a real number within ``MAX_NUMBER``), else NotLiteral."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise NotLiteral(f"{v!r:.40} is not a number")
+        raise NotLiteral(f"{str(v)[:40]} is not a number")
+    if isinstance(v, int) and v.bit_length() > 1100 or abs(v) > MAX_NUMBER:  # bit_length first: no huge str()
+        raise NotLiteral("a number too large to be an answer (beyond 1e300)")
     return v
 
 
@@ -150,95 +170,209 @@ def _calls_answer(call: ast.Call, names: set[str]) -> bool:
     return isinstance(f, ast.Attribute) and f.attr == "answer"  # toy.exercises.answer, exercises.answer, ...
 
 
+NO_NAME = ""
+"""``read_answers``'s declared name when the notebook calls ``toy.exercises.student(None)``: a forgotten name."""
+QUESTION_IN_TEXT = re.compile(r"[\"'](ex-\d-\d-[a-z0-9-]+)[\"']")
+
+
+@dataclass
+class Declared:
+    """What the notebook said of its student: the name (``NO_NAME`` for ``student(None)``, None if it never
+    called ``student``) and the key given with it."""
+
+    name: str | None = None
+    key: str | None = None
+
+
 def read_answers(notebook: dict) -> tuple[dict[str, Given], str | None]:
-    """{question: Given} from a submitted notebook, and the name the notebook gave ``toy.exercises.student``, if
-    any. Cells are read in order, and each cell's statements in source order; the last answer to a question counts,
-    with the value its names had at that point (a name rebound in any way but ``name = <literal>`` is unknown)."""
+    """{question: Given} from a submitted notebook, and the name the notebook gave ``toy.exercises.student``
+    (``NO_NAME`` for ``student(None)``; None if it never called it). Cells are read in order, and each cell's
+    statements in source order; the last answer to a question counts, with the value its names had at that point
+    (a name rebound in any way but ``name = <literal>`` is unknown). Where the cell's output records the value its
+    last run judged and the source now reads otherwise (a name corrected in a later cell, then this cell run
+    again), the record counts, and the note says so."""
+    found, declared = read_answers_and_key(notebook)
+    return found, declared.name
+
+
+def read_answers_and_key(notebook: dict) -> tuple[dict[str, Given], Declared]:
+    """``read_answers``, with the key the notebook gave ``student`` too."""
     with AST_LOCK:  # the grader's threads parse one at a time (see course/slicing.py)
         return _read_answers(notebook)
 
 
-def _read_answers(notebook: dict) -> tuple[dict[str, Given], str | None]:
+def _records(cell: dict) -> dict:
+    """{question: the record of its last ``answer`` call} from a code cell's outputs."""
+    records = {}
+    for output in cell.get("outputs", []) if isinstance(cell.get("outputs"), list) else []:
+        meta = output.get("metadata", {}) if isinstance(output, dict) else {}
+        record = meta.get(ANSWER_KEY) if isinstance(meta, dict) else None
+        if isinstance(record, dict) and isinstance(record.get("question"), str) and record["question"] in QUESTIONS:
+            records[record["question"]] = record
+    return records
+
+
+def _recorded(name: str, records: dict):
+    """The value the cell's last run judged for question ``name``, as ``answer`` takes it; None if none."""
+    record = records.get(name)
+    try:
+        return as_value(QUESTIONS[name], record.get("given")) if record is not None else None
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        return None
+
+
+def _same(name: str, a, b) -> bool:
+    q = QUESTIONS[name]
+    x, y = normalised(q, a), normalised(q, b)
+    return x is not None and y is not None and json.dumps(x) == json.dumps(y)
+
+
+def _shown(value) -> str:
+    return json.dumps(value, ensure_ascii=False)[:80] if not isinstance(value, str) else repr(value)[:80]
+
+
+def _given(name: str, node: ast.Call, names: dict, records: dict) -> Given:
+    """The answer one ``answer`` call gives, from its source and its cell's record of the last run."""
+    recorded = _recorded(name, records)
+    try:
+        value = value_of(node.args[1], names)
+    except NotLiteral as err:
+        if recorded is not None:
+            return Given(name, recorded, "output", "read from the cell's output, as it was when you last ran it (the "
+                         "answer is computed, not written as numbers)")
+        return Given(name, None, "", f"the answer ({err}) is computed by code and the cell has no output recording "
+                     "it: run the cell before handing in, or write the answer as numbers")
+    if recorded is not None and not _same(name, value, recorded):
+        return Given(name, recorded, "output", f"the cell's last run judged {_shown(recorded)}, while its code, "
+                     f"read in order, gives {_shown(value)}: the last run's record counts")
+    return Given(name, value, "code")
+
+
+def _unreadable_cell(source: str, records: dict, found: dict, why: str) -> None:
+    """Answers in a cell the grader cannot parse: each from its record if the cell has one, else not readable."""
+    for name in dict.fromkeys(QUESTION_IN_TEXT.findall(source)):
+        if name not in QUESTIONS:
+            continue
+        recorded = _recorded(name, records)
+        found[name] = (Given(name, recorded, "output", f"read from the cell's output ({why})") if recorded is not None
+                       else Given(name, None, "", f"the cell could not be read ({why})"))
+
+
+def _read_answers(notebook: dict) -> tuple[dict[str, Given], Declared]:
     names: dict = {}
     found: dict[str, Given] = {}
-    declared, callers = None, set()
+    declared, callers = Declared(), set()
     for cell in notebook.get("cells", []):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else source
-        tree = _parse(source) if isinstance(source, str) else None
+        source = "".join(source) if isinstance(source, list) and all(isinstance(x, str) for x in source) else source
+        if not isinstance(source, str):
+            continue
+        records = _records(cell)
+        try:
+            tree = _parse(source)
+        except (RecursionError, MemoryError):
+            _unreadable_cell(source, records, found, "nested too deeply to parse")
+            continue
         if tree is None:
             continue
-        records = {}
-        for output in cell.get("outputs", []) if isinstance(cell.get("outputs"), list) else []:
-            meta = output.get("metadata", {}) if isinstance(output, dict) else {}
-            record = meta.get(ANSWER_KEY) if isinstance(meta, dict) else None
-            if isinstance(record, dict) and record.get("question") in QUESTIONS:
-                records[record["question"]] = record
-        callers = _answer_names(tree, callers)
-        bound = set()  # the targets of the assignments read below
-        for node in _in_order(tree):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and id(node) not in bound:
-                names.pop(node.id, None)  # rebound (a loop, +=, a with, a walrus...): unknown from here on
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                bound.add(id(node.targets[0]))
-                try:
-                    value = value_of(node.value, names)
-                except NotLiteral:
-                    value = None
-                names.pop(node.targets[0].id, None)
-                if value is not None:
-                    names[node.targets[0].id] = value
-                continue
-            if not isinstance(node, ast.Call):
-                continue
-            f = node.func
-            fname = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-            if fname == "student" and node.args and isinstance(node.args[0], ast.Constant) \
-                    and isinstance(node.args[0].value, str):
-                declared = node.args[0].value.strip()
-            name = _question_of(node)
-            if name is None or len(node.args) < 2 or not _calls_answer(node, callers | {"answer"}):
-                continue
-            try:
-                found[name] = Given(name, value_of(node.args[1], names), "code")
-            except NotLiteral as err:
-                record = records.get(name)
-                value = as_value(QUESTIONS[name], record.get("given")) if record is not None else None
-                if value is not None:
-                    found[name] = Given(name, value, "output", "read from the cell's output, as it was "
-                                        "when you last ran it (the answer is computed, not written as numbers)")
-                else:
-                    found[name] = Given(name, None, "", f"the answer ({err}) is computed by code and the cell has "
-                                        "no output recording it: run the cell before handing in, or write the "
-                                        "answer as numbers")
+        try:
+            callers = _answer_names(tree, callers)
+            _read_cell(tree, names, records, found, declared, callers)
+        except RecursionError:
+            _unreadable_cell(source, records, found, "nested too deeply to read")
     return found, declared
 
 
-def mark_answers(notebook: dict, student: str, exercises: list[str]) -> list[dict]:
-    """One row per question of ``exercises``: status, mark (its points if right), message."""
-    found, declared = read_answers(notebook)
+def _read_cell(tree: ast.Module, names: dict, records: dict, found: dict, declared: Declared,
+               callers: set) -> None:
+    bound = set()  # the targets of the assignments read below
+    for node in _in_order(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and id(node) not in bound:
+            names.pop(node.id, None)  # rebound (a loop, +=, a with, a walrus...): unknown from here on
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            bound.add(id(node.targets[0]))
+            try:
+                value = value_of(node.value, names)
+            except NotLiteral:
+                value = None
+            names.pop(node.targets[0].id, None)
+            if value is not None:
+                names[node.targets[0].id] = value
+            continue
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        fname = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        if fname == "student" and node.args and isinstance(node.args[0], ast.Constant):
+            said = node.args[0].value
+            if said is None:
+                declared.name, declared.key = NO_NAME, None
+            elif isinstance(said, str):
+                declared.name, declared.key = normal_name(said), _key_of(node)
+        name = _question_of(node)
+        if name is None or len(node.args) < 2 or not _calls_answer(node, callers | {"answer"}):
+            continue
+        found[name] = _given(name, node, names, records)
+
+
+def _key_of(call: ast.Call) -> str | None:
+    args = call.args[1:2] + [k.value for k in call.keywords if k.arg == "key"]
+    for arg in args:
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            return arg.value.strip()
+    return None
+
+
+def mark_answers(notebook: dict, student: str, exercises: list[str], key: str | None = None) -> list[dict]:
+    """One row per question of ``exercises``: status, mark (its points if right), message. Each answer is judged
+    for ``student``'s instance (drawn from ``key``, the student's course key, when the course has a secret); an
+    answer that cannot be read or judged costs that question only, and its row says why. A practice question is
+    judged and said, for 0 points."""
+    student = normal_name(student)
+    found, declared = read_answers_and_key(notebook)
     rows = []
     for q in (q for q in QUESTIONS.values() if q.exercise in exercises):
+        points = 0 if q.practice else q.points
         given = found.get(q.name)
         if given is None:
-            rows.append({"question": q.name, "status": "not answered", "mark": 0, "points": q.points,
+            rows.append({"question": q.name, "status": "not answered", "mark": 0, "points": points,
                          "message": "no answer call for this question"})
             continue
         if given.value is None:
-            rows.append({"question": q.name, "status": "not readable", "mark": 0, "points": q.points,
+            rows.append({"question": q.name, "status": "not readable", "mark": 0, "points": points,
                          "message": given.note})
             continue
-        result = check_answer(q.name, given.value, student)
+        try:
+            result = check_answer(q.name, given.value, student, key)
+        except (OverflowError, ValueError, TypeError, RecursionError, MemoryError) as err:
+            rows.append({"question": q.name, "status": "not readable", "mark": 0, "points": points,
+                         "message": f"the answer could not be judged ({type(err).__name__}): write it as a number"})
+            continue
         note = [given.note] if given.note else []
-        if declared and declared != student and q.draw is not None:
-            note.append(f"your notebook set the name {declared!r}; answers are marked for the instance of "
-                        f"{student!r}, the name you handed in under")
+        if q.draw is not None:
+            note += _name_notes(declared, student, key)
+        if q.practice:
+            note.append("a practice question: checked, not graded")
         message = result.message + (f" ({'; '.join(note)})" if note else "")
-        rows.append({"question": q.name, "status": result.status, "mark": q.points if result.right else 0,
-                     "points": q.points, "message": message})
+        rows.append({"question": q.name, "status": result.status, "mark": points if result.right else 0,
+                     "points": points, "message": message})
     return rows
+
+
+def _name_notes(declared: Declared, student: str, key: str | None) -> list[str]:
+    if declared.name == NO_NAME:
+        return ["your notebook set no name (toy.exercises.student(None)), so it checked your answers at the book's "
+                f"setting, not your own; they are marked for the instance of {student!r}, the name you handed in "
+                "under"]
+    if declared.name and declared.name != student:
+        return [f"your notebook set the name {declared.name!r}; answers are marked for the instance of "
+                f"{student!r}, the name you handed in under"]
+    if declared.name and key and declared.key != key:
+        return ["your notebook's key is not the one your course gave you, so it checked another instance; answers "
+                f"are marked for the instance of {student!r}"]
+    return []
 
 
 def written_answers(notebook: dict) -> dict[str, str]:

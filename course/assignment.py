@@ -61,6 +61,10 @@ def load(path: Path, known: dict[str, dict[str, float]]) -> Assignment:
     for label, value in points.items():
         if label not in known:
             raise ValueError(f"{path}: {label!r} is not an exercise of the chapter; known: {', '.join(known)}")
+        if not known[label]:
+            graded = ", ".join(k for k, parts in known.items() if parts)
+            raise ValueError(f"{path}: {label} has nothing graded (its questions are practice: too few instances "
+                             f"for a mark to mean anything, see the instructors' page); exercises graded: {graded}")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
             raise ValueError(f"{path}: the points of {label} must be a number above 0, got {value!r}")
     for key in ("name", "due"):

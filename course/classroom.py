@@ -43,13 +43,14 @@ from pathlib import Path
 from toy.exercises import CheckResult, questions
 
 from . import answers, sandbox, similarity
-from .assignment import WRITTEN, Assignment
+from . import secret as course_secret
+from .assignment import WRITTEN, Assignment, points_text
 from .marks import AnswerKey, Settings, grade_exercise, result_record
 from .tables import to_csv as _csv
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
 MAX_CODE_CHARS = 1_000_000  # in all code cells (a chapter of the book has about 40,000)
-VERSION = 4  # of the results files: a change to grading makes --resume grade again
+VERSION = 5  # of the results files: a change to grading makes --resume grade again
 STOPPING = threading.Event()  # set on Ctrl-C: submissions in progress start no further exercise
 
 
@@ -86,7 +87,8 @@ def safe_name(text: str) -> str:
 
 
 def submissions(folder: Path) -> list[tuple[str, Path]]:
-    """(student, notebook) pairs: ``<student>/.../<notebook>.ipynb`` or ``<student>.ipynb``; links not followed."""
+    """(student, notebook) pairs: ``<student>/.../<notebook>.ipynb`` or ``<student>.ipynb``; links not followed.
+    The student's name is the folder's (or file's), in Unicode's NFC form, as the roster's names are."""
     pairs = []
     for parent, dirs, files in os.walk(folder, followlinks=False):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != ".ipynb_checkpoints")
@@ -94,7 +96,8 @@ def submissions(folder: Path) -> list[tuple[str, Path]]:
             if name.endswith(".ipynb"):
                 path = Path(parent) / name
                 rel = path.relative_to(folder)
-                pairs.append((rel.parts[0] if len(rel.parts) > 1 else path.stem, path))
+                student = rel.parts[0] if len(rel.parts) > 1 else path.stem
+                pairs.append((questions.normal_name(student), path))
     return pairs
 
 
@@ -155,8 +158,10 @@ def which_notebook(path: Path, cells: list[str], book: dict) -> str | None:
 
 
 def grade_submission(student: str, path: Path, book: dict, keys: dict, settings: Settings,
-                     timeout: float) -> dict:
-    """One submission's record: its notebook, digest, and each exercise's result (never raises)."""
+                     timeout: float, secret: bytes | None = None, assignment: Assignment | None = None) -> dict:
+    """One submission's record: its notebook, digest, and each exercise's result (never raises). ``secret``: the
+    course's, which the student's instance is drawn from; ``assignment``: only its exercises are graded."""
+    assignment = assignment or Assignment()
     record = {"version": VERSION, "student": student, "file": str(path), "notebook": None, "digest": None,
               "problem": "", "exercises": []}
     start = time.monotonic()
@@ -168,7 +173,10 @@ def grade_submission(student: str, path: Path, book: dict, keys: dict, settings:
             record["problem"] = f"{path.name} is not one of the book's notebooks"
             return record
         record["notebook"] = name
+        label_of = {part: label for label, parts in book[name].parts.items() for part in parts}
         for exercise, function in book[name].exercises:
+            if not assignment.picks(label_of.get(exercise, exercise)):
+                continue  # not part of the assignment: not run at all
             if STOPPING.is_set():
                 record["problem"] = "the run was stopped"
                 break
@@ -184,15 +192,36 @@ def grade_submission(student: str, path: Path, book: dict, keys: dict, settings:
             graded = grade_exercise(cells, exercise, function, keys[name], mine, book[name].cells)
             record["exercises"].append(result_record(graded))
         notebook = json.loads(data)
-        record["answers"] = answers.mark_answers(notebook, student, book[name].questions)
-        record["written"] = {ex: text for ex, text in answers.written_answers(notebook).items()
-                             if ex in book[name].written}
+        key = course_secret.student_key(secret, student)
+        record["answers"] = _mark_answers(notebook, student, [ex for ex in book[name].questions
+                                                              if assignment.picks(ex)], key)
+        record["written"] = _written(notebook, [ex for ex in book[name].written if assignment.picks(ex)])
     except Unreadable as err:
         record["problem"] = str(err)
     except Exception as err:  # noqa: BLE001 - a submission the grader did not expect still gets its row
         record["problem"] = f"the grader could not grade this submission ({type(err).__name__}: {err})"[:500]
     record["seconds"] = round(time.monotonic() - start, 3)
     return record
+
+
+def _mark_answers(notebook: dict, student: str, exercises: list[str], key: str | None) -> list[dict]:
+    """The questions' rows (``answers.mark_answers``); if the answers cannot be read at all, a row for each question
+    that says why, and the written answers and code exercises still count."""
+    try:
+        return answers.mark_answers(notebook, student, exercises, key)
+    except Exception as err:  # noqa: BLE001 - the questions' rows, whatever went wrong
+        why = f"the answers could not be read ({type(err).__name__})"
+        return [{"question": q.name, "status": "not readable", "mark": 0, "points": 0 if q.practice else q.points,
+                 "message": why} for q in questions.QUESTIONS.values() if q.exercise in exercises]
+
+
+def _written(notebook: dict, exercises: list[str]) -> dict[str, str]:
+    """The written answers to ``exercises``; one that cannot be read is said as its text, for the marker."""
+    try:
+        return {ex: text for ex, text in answers.written_answers(notebook).items() if ex in exercises}
+    except Exception as err:  # noqa: BLE001
+        return {ex: f"(the grader could not read this notebook's written answers: {type(err).__name__})"
+                for ex in exercises}
 
 
 class Progress:
@@ -256,12 +285,15 @@ def _stop_on_sigterm():
 def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: float = 600,
                 settings: Settings | None = None, seed: int | None = None, resume: bool = False,
                 students: list[str] | None = None, progress: bool = True, anonymous: bool = False,
-                assignment: Assignment | None = None) -> dict:
+                assignment: Assignment | None = None, secret: bytes | None = None,
+                roster: dict | None = None) -> dict:
     """Grade every submission in ``folder`` into ``out`` (see the module's docstring); return run.json's content.
 
     ``book`` maps each notebook's file name to its ``BookNotebook``. ``resume``: reuse the results of submissions
     already graded in ``out`` with the same seed, unchanged since. ``students``: grade only these again and keep
-    the others' results (both take the seed from ``out/run.json``)."""
+    the others' results (both take the seed from ``out/run.json``). ``secret``: the course's (``course/secret.py``),
+    which each student's instance and the anonymous pseudonyms are drawn from; None: instances drawn from the names
+    alone. ``roster``: {name: ``roster.Student``}, each student's login and SIS ID for the LMS exports."""
     problem = sandbox.requirements()
     if problem:
         raise sandbox.Refused(problem)
@@ -277,18 +309,24 @@ def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: flo
                 raise ValueError(f"--seed {seed} differs from the seed of the run in {out} ({previous['seed']})")
             seed = previous["seed"]
         seed = secrets.randbelow(2**31) if seed is None else seed
+        which = {"name": (assignment or Assignment()).name, "points": (assignment or Assignment()).points}
+        if "assignment" in previous and previous["assignment"] != which:
+            raise ValueError(f"{out} holds the grades of another assignment ({previous['assignment']['name']!r}, "
+                             f"{len(previous['assignment']['points']) or 'every'} exercises): give this one an --out "
+                             "of its own (each assignment's output goes to a folder of its own)")
         results = out / "results"
         results.mkdir(exist_ok=True)
         (out / "feedback").mkdir(exist_ok=True)
         pairs = submissions(folder)
         if students:
+            students = [questions.normal_name(s) for s in students]
             unknown = sorted(set(students) - {s for s, _ in pairs})
             if unknown:
                 raise ValueError(f"no submission from {', '.join(unknown)} in {folder}")
         keys = {name: AnswerKey(seed, dict(nb.exercises)) for name, nb in book.items()}
-        about = {"seed": seed, "jobs": jobs, "timeout": timeout, "setup_seconds": settings.setup_seconds,
-                 "case_seconds": settings.case_seconds, "limits": asdict(settings.limits),
-                 "sandbox": enforced, "submissions": len(pairs)}
+        about = {"seed": seed, "assignment": which, "jobs": jobs, "timeout": timeout,
+                 "setup_seconds": settings.setup_seconds, "case_seconds": settings.case_seconds,
+                 "limits": asdict(settings.limits), "sandbox": enforced, "submissions": len(pairs)}
         atomic_write(out / "run.json", json.dumps({**previous, **about, "finished": False}, indent=2))
 
         records, todo = {}, []
@@ -304,7 +342,8 @@ def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: flo
         start, interrupted = time.monotonic(), False
         pool = ThreadPoolExecutor(max_workers=jobs)
         try:
-            futures = {pool.submit(grade_submission, student, path, book, keys, settings, timeout): file
+            futures = {pool.submit(grade_submission, student, path, book, keys, settings, timeout, secret,
+                                   assignment): file
                        for student, path, file in todo}
             done = len(records)
             if bar:
@@ -333,7 +372,7 @@ def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: flo
         if interrupted:
             about["interrupted"] = (f"stopped after {len(records)} of {len(pairs)} submissions: run again with "
                                     "--resume to grade the rest")
-        paths = write_reports(out, list(records.values()), book, keys, anonymous, assignment)
+        paths = write_reports(out, list(records.values()), book, keys, anonymous, assignment, secret, roster)
         about.update(paths)
         atomic_write(out / "run.json", json.dumps({**about, "seed": seed}, indent=2))
     if interrupted:
@@ -360,7 +399,8 @@ def _still_current(record: dict, path: Path, seed: int) -> bool:
 
 
 def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonymous: bool = False,
-                  assignment: Assignment | None = None) -> dict:
+                  assignment: Assignment | None = None, secret: bytes | None = None,
+                roster: dict | None = None) -> dict:
     """Write gradebook.csv, grades.csv, similarity.csv, review/ and feedback/ from the submissions' records.
 
     The gradebook's ``flags`` says how many flags each exercise has (``4.1-value: 1 flag``); similarity.csv has one
@@ -370,6 +410,21 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
     from . import review, written  # (here, not at the top: this function is the only user)
 
     records = sorted(records, key=lambda r: (r.get("student", ""), r.get("notebook") or ""))
+    assignment = assignment or Assignment()
+    defaults = {part: p for nb in book.values() for parts in nb.parts.values() for part, p in parts.items()}
+    worth = {part: p for nb in book.values() for label, parts in nb.parts.items()
+             for part, p in assignment.scale(label, parts).items()}  # each part's points in this assignment
+    label_of = {part: label for nb in book.values() for label, parts in nb.parts.items() for part in parts}
+
+    def picked(part: str, label: str | None = None) -> bool:
+        return assignment.picks(label or label_of.get(part, part))
+
+    def scaled(part: str, mark):
+        """A part's mark in this assignment's points ("" when not marked yet; 0 for a part that is not graded)."""
+        if mark == "" or part not in worth:
+            return mark if mark == "" else 0
+        return _points(mark / defaults[part] * worth[part])
+
     rows, feedback, written_texts = [], {}, {}
     for record in records:
         student, name = record["student"], record.get("notebook")
@@ -379,49 +434,58 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
             lines.append(f"- Problem: {record['problem']}.")
         done = {r["exercise"]: r for r in record.get("exercises", [])}
         for exercise, _ in book[name].exercises if name in book else []:
+            if not picked(exercise):
+                continue
             r = done.get(exercise) or {"status": "not run", "message": record.get("problem") or "not graded",
                                        "cases_passed": 0, "cases_total": len(keys[name].cases[exercise])}
             result = CheckResult(exercise, r["status"], r["message"], r["cases_passed"], r["cases_total"])
+            mark = scaled(exercise, int(result.passed))
             rows.append({"student": student, "notebook": name, "exercise": exercise, "status": result.status,
                          "cases_passed": result.cases_passed, "cases_total": result.cases_total,
-                         "mark": int(result.passed), "message": result.message, "seconds": r.get("seconds", 0)})
-            lines.append(f"- **{exercise}**: {result.status}. {result.message}")
+                         "mark": mark, "points": _points(worth.get(exercise, 0)), "message": result.message,
+                         "seconds": r.get("seconds", 0)})
+            lines.append(f"- **{exercise}** ({_said(mark, worth.get(exercise, 0))}): {result.status}. "
+                         f"{result.message}")
             lines += [f"  - {p}." for p in r.get("problems", [])[:3]]
         for a in record.get("answers", []):
+            q = questions.QUESTIONS.get(a["question"])
+            if q is None or not picked(q.name, q.exercise):
+                continue
+            mark = scaled(q.name, a["mark"])
             rows.append({"student": student, "notebook": name, "exercise": a["question"], "status": a["status"],
-                         "cases_passed": "", "cases_total": "", "mark": a["mark"], "message": a["message"],
-                         "seconds": 0})
-            lines.append(f"- **{a['question']}** ({a['points']} pt): {a['status']}. {a['message']}")
+                         "cases_passed": "", "cases_total": "", "mark": mark,
+                         "points": _points(worth.get(q.name, 0)), "message": a["message"], "seconds": 0})
+            said = "practice" if q.practice else _said(mark, worth.get(q.name, 0))
+            lines.append(f"- **{a['question']}** ({said}): {a['status']}. {a['message']}")
         for exercise, text in record.get("written", {}).items():
-            written_texts.setdefault(exercise, {})[student] = text
+            if picked(f"{exercise} {WRITTEN}", exercise):
+                written_texts.setdefault(exercise, {})[student] = text
         if name not in book:
             rows.append({"student": student, "notebook": "", "exercise": "", "status": "not graded",
-                         "cases_passed": 0, "cases_total": 0, "mark": 0, "message": record.get("problem", ""),
-                         "seconds": 0})
+                         "cases_passed": 0, "cases_total": 0, "mark": 0, "points": "",
+                         "message": record.get("problem", ""), "seconds": 0})
     flagged = _copies(records, book)
     pages = review.write_pages(out, flagged, atomic_write)
     marking = written.write_marking(out, written_texts, {ex: t for nb in book.values() for ex, t in nb.worked.items()},
-                                    anonymous, atomic_write)
+                                    anonymous, atomic_write, secret)
     by_hand = written.read_marks(out)
     for (student, exercise), criteria in sorted(by_hand.items()):
         if student not in feedback or exercise not in written_texts:
             continue
         done = all(g is not None for _, _, g in criteria)
         mark = sum(g or 0 for _, _, g in criteria)
-        rows.append({"student": student, "notebook": "", "exercise": f"{exercise} {WRITTEN}",
+        part = f"{exercise} {WRITTEN}"
+        rows.append({"student": student, "notebook": "", "exercise": part,
                      "status": "marked" if done else "to mark", "cases_passed": "", "cases_total": "",
-                     "mark": mark if done else "",
-                     "message": f"{mark} of {sum(a for _, a, _ in criteria)} points" if done else
+                     "mark": scaled(part, mark) if done else "", "points": _points(worth.get(part, 0)),
+                     "message": f"{mark} of {sum(a for _, a, _ in criteria)} rubric points" if done else
                      "not marked yet", "seconds": 0})
         texts = [c.text for c in questions.RUBRICS[exercise]]
-        feedback[student].append(f"\n### {exercise} (written, marked by hand)\n")
+        feedback[student].append(f"\n### {exercise} (written, marked by hand: "
+                                 f"{_said(scaled(part, mark) if done else '', worth.get(part, 0))})\n")
         feedback[student] += [f"- {'✓' if g == a else '✗' if g == 0 else '~' if g is not None else '…'} "
                               f"{texts[i - 1] if 0 < i <= len(texts) else i}: "
                               f"{'not marked yet' if g is None else f'{g} of {a} pt'}" for i, a, g in criteria]
-    assignment = assignment or Assignment()
-    defaults = {part: p for nb in book.values() for parts in nb.parts.values() for part, p in parts.items()}
-    worth = {part: p for nb in book.values() for label, parts in nb.parts.items()
-             for part, p in assignment.scale(label, parts).items()}  # each part's points in this assignment
     graded = {r["exercise"] for r in rows}
     columns = [part for nb in book.values() for parts in nb.parts.values() for part in parts
                if part in worth and (part in graded or part.endswith(WRITTEN) and part.split()[0] in written_texts)]
@@ -437,31 +501,39 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
                             pages[(match.exercise, match.student, match.other)]])
     gradebook = []
     for student in sorted(feedback):
-        marks = {r["exercise"]: r["mark"] if r["mark"] == "" else _points(r["mark"] / defaults[r["exercise"]]
-                                                                           * worth[r["exercise"]])
-                 for r in rows if r["student"] == student and r["exercise"] in worth}
+        marks = {r["exercise"]: r["mark"] for r in rows if r["student"] == student and r["exercise"] in worth}
         total = _points(sum(m for m in marks.values() if m != ""))
         mine = counts.get(student, {})
         flags = "; ".join(f"{ex}: {n} flag{'s' if n > 1 else ''}" for ex, n in sorted(
             mine.items(), key=lambda item: columns.index(item[0]) if item[0] in columns else len(columns)))
         gradebook.append([student, *(marks.get(ex, 0) for ex in columns), total, flags])
-    fields = ["student", "notebook", "exercise", "status", "cases_passed", "cases_total", "mark", "message",
+    fields = ["student", "notebook", "exercise", "status", "cases_passed", "cases_total", "mark", "points", "message",
               "seconds"]
     atomic_write(out / "grades.csv", _csv(fields, [[r[f] for f in fields] for r in rows]))
     atomic_write(out / "gradebook.csv", _csv(["student", *columns, "total", "flags"], gradebook))
     possible = _points(sum(worth[c] for c in columns))
     # Canvas's gradebook import (a new column makes a new assignment; students matched by SIS Login ID) and Moodle's
     # "Import grades from CSV" (map Username to the user's username): the folder names are the students' logins
+    # (the identity cells, login and SIS ID, are written as they are: an LMS matches them byte for byte)
+    who = {row[0]: (roster or {}).get(row[0]) for row in gradebook}
+    login = {name: s.login if s else name for name, s in who.items()}
+    sis = {name: s.sis_id if s else "" for name, s in who.items()}
     atomic_write(out / "canvas.csv", _csv(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", assignment.name],
                                           [["Points Possible", "", "", "", "", possible]]
-                                          + [[row[0], "", "", row[0], "", row[-2]] for row in gradebook]))
-    atomic_write(out / "moodle.csv", _csv(["Username", assignment.name], [[row[0], row[-2]] for row in gradebook]))
+                                          + [[row[0], "", sis[row[0]], login[row[0]], "", row[-2]]
+                                             for row in gradebook], verbatim=(2, 3)))
+    atomic_write(out / "moodle.csv", _csv(["Username", assignment.name],
+                                          [[login[row[0]], row[-2]] for row in gradebook], verbatim=(0,)))
     atomic_write(out / "similarity.csv", _csv(["exercise", "student", "other", "similarity", "threshold", "shared",
                                                "min_shared", "review"], sorted(similar)))
     for student, lines in feedback.items():
         mine = [r for r in rows if r["student"] == student and r["exercise"] and r["cases_total"] != ""]
         answered = [r for r in rows if r["student"] == student and r["exercise"] in questions.QUESTIONS]
-        head = (f"# Feedback for {student}\n\n{sum(r['mark'] for r in mine)} of {len(mine)} checked exercises "
+        total = next(row[-2] for row in gradebook if row[0] == student)
+        head = (f"# Feedback for {student}\n\n**{assignment.name}: {total} of {possible} points**"
+                + (" (written answers not marked yet)" if any(r["student"] == student and r["mark"] == ""
+                                                             for r in rows) else "") + ".\n\n"
+                f"{sum(1 for r in mine if r['status'] == 'pass')} of {len(mine)} checked exercises "
                 "pass (the grader's own hidden cases, not the ones your notebook showed).\n")
         if answered:
             head += (f"{sum(1 for r in answered if r['status'] == 'right')} of {len(answered)} answers are right "
@@ -472,6 +544,11 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
             "feedback": str(out / "feedback"), "written": str(out / "written"), "canvas": str(out / "canvas.csv"),
             "moodle": str(out / "moodle.csv"),
             "written_marks": str(out / written.MARKS), "marking_pages": len(marking)}
+
+
+def _said(mark, points) -> str:
+    """A part's mark as the feedback says it: "2 of 2 points", "not marked yet of 9 points", "practice"."""
+    return f"{'not marked yet' if mark == '' else mark} of {points_text(_points(points))}"
 
 
 def _points(value: float) -> float | int:

@@ -3,12 +3,17 @@
     course.py editions [--out DIR] [--students ROSTER] [--assignment FILE]
     course.py grade CLASS [--out DIR] [--jobs N] [--timeout S] [--cell-timeout S] [--case-timeout S] [--seed N]
                           [--resume] [--student NAME ...] [--memory-mb M] [--processes P] [--disk-mb D]
-                          [--anonymous] [--assignment FILE]
+                          [--anonymous] [--assignment FILE] [--roster ROSTER]
+    course.py keys [--students ROSTER]
     course.py nbgrader [--out DIR]
 
 Everything is written under one folder outside the repository, ``~/toybook-course`` (or ``$TOYBOOK_COURSE_DIR``):
-``editions/``, ``grades/<class folder's name>/`` and ``nbgrader-course/``, unless ``--out`` says otherwise.
-A submission is ``CLASS/<student>/<notebook>.ipynb`` or ``CLASS/<student>.ipynb``.
+``editions/``, ``grades/<class folder's name>/`` (``grades/<class>--<assignment file's name>/`` with
+``--assignment``) and ``nbgrader-course/``, unless ``--out`` says otherwise. The course's secret
+(``course-secret``, made by the first ``editions``) and the instructor's own files live there too: a roster or an
+assignment file given by a relative path that is not in the current folder is looked for in the course folder, and
+``roster.csv`` (or ``roster.txt``) there is the roster when none is given. A submission is
+``CLASS/<student>/<notebook>.ipynb`` or ``CLASS/<student>.ipynb``.
 """
 
 from __future__ import annotations
@@ -20,18 +25,38 @@ import shlex
 import sys
 from pathlib import Path
 
+from . import roster as rosters
 from . import sandbox
+from . import secret as course_secret
 from .marks import Settings
 
 ASSIGNMENT = "the-llm-as-a-policy"
 ROOT = Path(__file__).resolve().parents[1]
 NBGRADER_VENV = ROOT / ".venv-nbgrader"
 COMMANDS_HEADING = "Then run, exactly as written (any shell, any PATH):"
+CHECKSUM_NOTE = ("that the test cell's checksum has changed: nbgrader is putting back the hidden tests that the "
+                 "release left out, as it should, and grades the cell as source/ has it")
 
 
 def home() -> Path:
     """Where the course tools write by default: ``$TOYBOOK_COURSE_DIR``, else ``~/toybook-course``."""
     return Path(os.environ.get("TOYBOOK_COURSE_DIR") or Path.home() / "toybook-course").expanduser()
+
+
+ROSTERS = ("roster.csv", "roster.txt")
+
+
+def course_file(path: Path | None) -> Path | None:
+    """``path`` as given, or, when it is relative and not in the current folder, the course folder's file of that
+    name (where the instructor's roster and assignment files live, outside the repository)."""
+    if path is None or path.is_absolute() or path.exists():
+        return path
+    return home() / path if (home() / path).exists() else path
+
+
+def default_roster() -> Path | None:
+    """The course folder's roster, if it has one."""
+    return next((home() / name for name in ROSTERS if (home() / name).exists()), None)
 
 
 def nbgrader_commands(out: Path, assignment: str) -> list[str]:
@@ -49,6 +74,7 @@ def nbgrader_commands(out: Path, assignment: str) -> list[str]:
         f"  {cd} && {nbgrader} generate_assignment {assignment} --create   # release/ for the students",
         f"  # collect each student's notebooks into submitted/<student>/{assignment}/, then:",
         f"  {cd} && {nbgrader} autograde {assignment} --create",
+        f"  # (autograde warns, once per code check, {CHECKSUM_NOTE})",
         f"  {cd} && {nbgrader} export   # grades.csv",
     ]
 
@@ -56,17 +82,20 @@ def nbgrader_commands(out: Path, assignment: str) -> list[str]:
 def grade(folder: Path, out: Path, jobs: int = 1, timeout: float = 600, cell_timeout: float = 120,
           case_timeout: float = 10, seed: int | None = None, limits: sandbox.Limits | None = None,
           resume: bool = False, students: list[str] | None = None, progress: bool = True,
-          anonymous: bool = False, assignment_file: Path | None = None) -> dict:
-    """Grade every submission in ``folder`` (``course.classroom.grade_class``); return what run.json says."""
+          anonymous: bool = False, assignment_file: Path | None = None, secret: bytes | None = None,
+          roster_file: Path | None = None) -> dict:
+    """Grade every submission in ``folder`` (``course.classroom.grade_class``) with the course's ``secret`` (None:
+    instances drawn from the names alone) and the LMS identities of ``roster_file``; return what run.json says."""
     from . import editions
     from .classroom import grade_class
 
     settings = Settings(setup_seconds=cell_timeout, case_seconds=case_timeout, limits=limits or sandbox.Limits())
     book = editions.book()
     assignment = _assignment(assignment_file, book)
+    roster = rosters.identities(rosters.read(roster_file)) if roster_file else None
     return grade_class(folder, out, book, jobs=jobs, timeout=timeout, settings=settings, seed=seed,
                        resume=resume, students=students, progress=progress, anonymous=anonymous,
-                       assignment=assignment)
+                       assignment=assignment, secret=secret, roster=roster)
 
 
 def _assignment(path: Path | None, book: dict):
@@ -75,6 +104,24 @@ def _assignment(path: Path | None, book: dict):
 
     return None if path is None else load(path, {label: parts for nb in book.values()
                                                  for label, parts in nb.parts.items()})
+
+
+def resume_command(argv: list[str], out: Path) -> str:
+    """The command that puts the written marks into the gradebook: this one again, with ``--out`` and
+    ``--resume`` (and without ``--seed`` or ``--student``, which ``--resume`` replaces)."""
+    words, skip = [], False
+    for word in argv:
+        if skip:
+            skip = False
+            continue
+        if word in ("--seed", "--student", "--out"):
+            skip = True
+            continue
+        if word.startswith(("--seed=", "--student=", "--out=")) or word == "--resume":
+            continue
+        words.append(word)
+    program = [sys.executable, str(ROOT / "scripts" / "course.py")]
+    return shlex.join(program + words + ["--out", str(out), "--resume"])
 
 
 def _positive(kind):
@@ -95,7 +142,9 @@ def main(argv=None) -> int:
                    help="an assignment file (TOML: name, due, [points] per exercise label): the student editions show "
                         "it; grade with the same file")
     p.add_argument("--students", type=Path, default=None, metavar="ROSTER",
-                   help="a file with one student's name per line: student/<name>/ holds each one's own edition")
+                   help="a file with one student's name per line, or a CSV file with columns name, login, sis_id: "
+                        "student/<name>/ holds each one's own edition (default: the course folder's roster.csv or "
+                        "roster.txt, if there is one)")
     p = sub.add_parser("grade", help="grade a folder of completed notebooks")
     p.add_argument("submissions", type=Path)
     p.add_argument("--out", type=Path, default=None, help="default: ~/toybook-course/grades/<CLASS's name>")
@@ -121,38 +170,84 @@ def main(argv=None) -> int:
     p.add_argument("--assignment", type=Path, default=None, metavar="FILE", dest="assignment_file",
                    help="grade only the assignment's exercises, at its points (the file given to editions)")
     p.add_argument("--anonymous", action="store_true", help="the pages for marking written answers show no names "
-                   "(written/key.csv holds the key)")
+                   "(written-key.csv, beside the written/ folder, holds the key)")
+    p.add_argument("--roster", type=Path, default=None, metavar="ROSTER", dest="roster_file",
+                   help="the roster given to editions: its login and sis_id columns go into canvas.csv and moodle.csv "
+                        "(default: the course folder's roster.csv or roster.txt, if there is one)")
+    p = sub.add_parser("keys", help="print each student's line setting name and key, for a student edition without "
+                       "names (the course's secret stays with you)")
+    p.add_argument("--students", type=Path, default=None, metavar="ROSTER",
+                   help="the roster (default: the course folder's roster.csv or roster.txt)")
     p = sub.add_parser("nbgrader", help="write an nbgrader course folder with the chapter as one assignment")
     p.add_argument("--out", type=Path, default=None, help="default: ~/toybook-course/nbgrader-course")
     p.add_argument("--assignment", default=ASSIGNMENT)
     args = parser.parse_args(argv)
 
     if args.command == "editions":
-        from .editions import book, write_editions
+        from .editions import book, repository, write_editions
 
         out = args.out or home() / "editions"
-        roster = None
-        if args.students:
-            try:
-                roster = [n for n in args.students.read_text(encoding="utf-8").splitlines() if n.strip()]
-            except OSError as err:
-                parser.error(f"--students {args.students}: {err.strerror}")
+        roster_file = course_file(args.students) or default_roster()
         try:
-            made = write_editions(out, roster, _assignment(args.assignment_file, book()))
+            roster = rosters.read(roster_file) if roster_file else None
+            assignment = _assignment(course_file(args.assignment_file), book())
+            secret = course_secret.make(home())
+            url, why = repository()
+            made = write_editions(out, roster, assignment, secret, url)
         except ValueError as err:
             parser.error(str(err))
         for edition, paths in made.items():
             print(f"{edition}: {len(paths)} notebooks in {out / edition}")
+        if roster:
+            print(f"roster: {len(roster)} students from {roster_file}")
+        else:
+            print("no roster: the student edition has no names, so students check their answers at the book's "
+                  "setting until they set their name and key (made from the course secret, which only you have); "
+                  "give --students ROSTER (or put roster.txt in the course folder) for each student's own edition, "
+                  "name and key set, or hand out the lines course.py keys --students ROSTER prints")
+        print(f"course secret: {course_secret.path(home())} (each student's instance is drawn from it: keep it, back "
+              "it up, and never hand it out)")
+        if url:
+            print(f"on Colab the editions install toy from {url} ({why})")
+        else:
+            print(f"on Colab the editions cannot install toy: the book has no repository ({why}). Set repository.url "
+                  "in _config.yml to your copy's https://github.com/<owner>/<name> (README: Publish your own copy) "
+                  "and run editions again; until then the Colab cell says to ask you for the install line")
+    elif args.command == "keys":
+        roster_file = course_file(args.students) or default_roster()
+        if roster_file is None:
+            parser.error("keys: give --students ROSTER, or put roster.txt or roster.csv in the course folder")
+        try:
+            students = rosters.read(roster_file)
+            secret = course_secret.load(home())
+        except ValueError as err:
+            parser.error(str(err))
+        if secret is None:
+            parser.error(f"keys: the course folder {home()} has no secret yet: run course.py editions first")
+        for student in students:
+            print(f"{student.name}\ttoy.exercises.student({student.name!r}, "
+                  f"{course_secret.student_key(secret, student.name)!r})")
     elif args.command == "grade":
         if not args.submissions.is_dir():
             parser.error(f"submissions folder {args.submissions} does not exist")
-        out = args.out or home() / "grades" / args.submissions.resolve().name
+        assignment_file = course_file(args.assignment_file)
+        name = args.submissions.resolve().name + (f"--{assignment_file.stem}" if assignment_file else "")
+        out = args.out or home() / "grades" / name
+        try:
+            secret = course_secret.load(home())
+        except ValueError as err:
+            print(f"course.py grade: {err}", file=sys.stderr)
+            return 2
+        if secret is None:
+            print(f"course.py grade: the course folder {home()} has no secret yet (course.py editions makes one), so "
+                  "each instance is drawn from the name alone", file=sys.stderr)
         limits = sandbox.Limits(memory_mb=args.memory_mb, processes=args.processes, disk_mb=args.disk_mb,
                                 cpu_seconds=int(args.timeout) + 60)
         try:
             about = grade(args.submissions, out, args.jobs, args.timeout, args.cell_timeout, args.case_timeout,
                           args.seed, limits, args.resume, args.student, progress=not args.no_progress,
-                          anonymous=args.anonymous, assignment_file=args.assignment_file)
+                          anonymous=args.anonymous, assignment_file=assignment_file, secret=secret,
+                          roster_file=course_file(args.roster_file) or default_roster())
         except sandbox.Refused as err:
             print(f"course.py grade: refused: {err}", file=sys.stderr)
             return 2
@@ -169,6 +264,10 @@ def main(argv=None) -> int:
               f"{about['graded_now']} graded now in {about['seconds']:g} s")
         for what, said in about["sandbox"].items():
             print(f"sandbox, {what}: {said}")
+        if about.get("marking_pages"):
+            print(f"written answers: {about['marking_pages']} marking pages in {about['written']}; fill in the column "
+                  f"given of {about['written_marks']}, then run:")
+            print("  " + resume_command(sys.argv[1:] if argv is None else list(argv), out))
     else:
         from .editions import book_notebooks
         from .nbgrader_release import write_course
@@ -180,7 +279,15 @@ def main(argv=None) -> int:
                   "this Python: run it as .venv/bin/python scripts/course.py (after bash scripts/setup.sh)",
                   file=sys.stderr)
             return 2
-        source = write_course(out, book_notebooks(), args.assignment, python=sys.executable)
+        try:
+            secret = course_secret.load(home())
+        except ValueError as err:
+            print(f"course.py nbgrader: {err}", file=sys.stderr)
+            return 2
+        if secret is None:
+            print(f"no course secret in {home()} (course.py editions makes one): the class's one instance of the "
+                  "questions is drawn from this folder's hidden seed alone")
+        source = write_course(out, book_notebooks(), args.assignment, python=sys.executable, secret=secret)
         print(f"nbgrader course folder: {out} (source notebooks in {source}; the notebooks are graded in this "
               f"Python, {sys.executable}, registered in the folder as the kernel python3)")
         for line in nbgrader_commands(out, args.assignment):

@@ -17,8 +17,10 @@ from pathlib import Path
 
 import nbformat
 
-from toy.exercises.questions import RUBRICS, questions_of
+from toy.exercises.questions import QUESTIONS, RUBRICS, as_value, normal_name, questions_of
 
+from . import roster
+from . import secret as course_secret
 from .assignment import WRITTEN, Assignment, points_text
 from .classroom import BookNotebook
 from .marks import exercises_checked
@@ -61,8 +63,14 @@ def exercises_in(nb) -> list[str]:
 
 
 STUDENT_CELL = ("# The name your course knows you by: each question's answer is checked for your own instance of it, "
-                "drawn from\n# this name (the grader draws it from the name you hand in under).\n"
+                "drawn from\n# this name (the grader draws it from the name you hand in under). If your course "
+                "gave you a key, put it\n# beside the name: toy.exercises.student(\"Your Name\", \"your key\").\n"
                 "toy.exercises.student({name!r})")
+
+
+KEYED_CELL = ("# Your name as your course knows you, and your key: each question's answer is checked for your own "
+              "instance of it,\n# drawn from them (the grader draws it from the name you hand in under). Keep "
+              "both as they are.\ntoy.exercises.student({name!r}, {key!r})")
 
 
 LABEL = re.compile(r"^```\{exercise\}[^\n]*\n:label: (ex-[\w-]+)", re.M)
@@ -70,14 +78,15 @@ LABEL = re.compile(r"^```\{exercise\}[^\n]*\n:label: (ex-[\w-]+)", re.M)
 
 def exercise_parts(nb) -> dict[str, dict[str, float]]:
     """{exercise label: {part: default points}} for a notebook's exercises, in order: the code checks that follow
-    the exercise (1 point each), its questions (their points) and its written answer (its rubric's points)."""
+    the exercise (1 point each), its graded questions (their points; a practice question is not graded) and its
+    written answer (its rubric's points)."""
     parts: dict[str, dict[str, float]] = {}
     label = None
     for cell in nb.cells:
         found = LABEL.search(cell.source) if cell.cell_type == "markdown" else None
         if found:
             label = found.group(1)
-            parts[label] = {q.name: float(q.points) for q in questions_of(label)}
+            parts[label] = {q.name: float(q.points) for q in questions_of(label) if not q.practice}
             if label in RUBRICS:
                 parts[label][f"{label} {WRITTEN}"] = float(sum(c.points for c in RUBRICS[label]))
         elif label and cell.cell_type == "code":
@@ -110,38 +119,71 @@ def for_assignment(nb, assignment: Assignment):
     return out
 
 
-def with_student(nb, name: str | None):
-    """``nb`` with the cell that names its student (``toy.exercises.student``) after its first ``import toy``."""
+def with_student(nb, name: str | None, key: str | None = None):
+    """``nb`` with the cell that names its student (``toy.exercises.student``, with the student's ``key`` when the
+    course has a secret) after its first ``import toy``."""
     out = nbformat.from_dict(json.loads(json.dumps(nb)))
     at = next((i for i, c in enumerate(out.cells) if c.cell_type == "code" and "import toy" in c.source), None)
     if at is not None and any(ASK_CALL.search(c.source) for c in out.cells if c.cell_type == "code"):
-        out.cells.insert(at + 1, nbformat.v4.new_code_cell(STUDENT_CELL.format(name=name),
-                                                           metadata={"tags": ["student"]}))
+        source = STUDENT_CELL.format(name=name) if not (name and key) else KEYED_CELL.format(name=name, key=key)
+        out.cells.insert(at + 1, nbformat.v4.new_code_cell(source, metadata={"tags": ["student"]}))
     return out
 
 
-def write_editions(out: Path, students: list[str] | None = None,
-                   assignment: Assignment | None = None) -> dict[str, list[Path]]:
+COLAB_INSTALL = re.compile(r'^([ \t]*)%pip install --quiet "toy @ git\+https://github\.com/[\w.-]+/[\w.-]+"[ \t]*$',
+                           re.M)
+NO_REPOSITORY = ("raise RuntimeError(\"This edition does not know where the book's toy package comes from: ask your "
+                 "instructor for the install line, %pip install 'toy @ git+https://github.com/<owner>/<name>'\")")
+
+
+def repository() -> tuple[str | None, str]:
+    """The book's repository as the book's build finds it (``book/_ext/toysite.py``), and where it came from."""
+    import sys
+
+    folder = str(ROOT / "book" / "_ext")
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    import toysite
+
+    return toysite.repository()
+
+
+def colab_setup(nb, url: str | None):
+    """``nb`` with its Colab set-up cell installing ``toy`` from ``url`` (the book's repository); without one, the
+    cell says on Colab that it does not know where to install from (never a placeholder's failing install)."""
+    out = nbformat.from_dict(json.loads(json.dumps(nb)))
+    for cell in out.cells:
+        if cell.cell_type == "code" and "colab-setup" in cell.get("metadata", {}).get("tags", []):
+            line = (f'%pip install --quiet "toy @ git+{url}"' if url else NO_REPOSITORY)
+            cell.source = COLAB_INSTALL.sub(lambda m, line=line: m.group(1) + line, cell.source)
+    return out
+
+
+def write_editions(out: Path, students: list | None = None, assignment: Assignment | None = None,
+                   secret: bytes | None = None, url: str | None = None) -> dict[str, list[Path]]:
     """Write ``out/student`` and ``out/instructor``: one notebook per section, folders ready to hand out. With
-    ``students``, ``out/student/<name>/`` holds each student's own edition, their name already set; with an
-    ``assignment``, the student editions show its name, due date and points."""
+    ``students`` (names, or ``roster.Student``), ``out/student/<name>/`` holds each student's own edition, their
+    name already set (and, with the course's ``secret``, their key: ``course/secret.py``); a bad roster is refused,
+    naming each bad line, before anything is written. With an ``assignment``, the student editions show its name,
+    due date and points. ``url``: the book's repository, which the Colab set-up cell installs ``toy`` from."""
+    names = [s.name if isinstance(s, roster.Student) else s for s in students or []]
+    names = [s.name for s in roster.from_names(names)]  # refuses duplicates, hidden or over-long names, paths
     written = {"student": [], "instructor": []}
     for edition in written:
         folder = out / edition
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
-    names = [checks_name(n) for n in students or []]
     for path in book_notebooks():
-        nb = nbformat.read(path, as_version=4)
+        nb = colab_setup(nbformat.read(path, as_version=4), url)
         strip_outputs(nb)
         target = out / "instructor" / path.name
-        nbformat.write(nb, target)
+        nbformat.write(answered_at_the_books_setting(nb), target)
         written["instructor"].append(target)
         for name in names or [None]:
             folder = out / "student" / name if name else out / "student"
             folder.mkdir(exist_ok=True)
-            edition = with_student(student_edition(nb), name)
+            edition = with_student(student_edition(nb), name, course_secret.student_key(secret, name or ""))
             if assignment is not None:
                 edition = for_assignment(edition, assignment)
             nbformat.write(edition, folder / path.name)
@@ -149,11 +191,35 @@ def write_editions(out: Path, students: list[str] | None = None,
     return written
 
 
+ANSWER_CELL = re.compile(r'^toy\.exercises\.answer\("([^"]+)", \.\.\.\)', re.M)
+
+
+def answered_at_the_books_setting(nb):
+    """``nb`` with each question's ``...`` replaced by its answer at the book's setting (the instructor edition:
+    every question right when run, as the page's answer boxes are; graded under a student's name it answers the
+    book's instance, not that student's)."""
+    out = nbformat.from_dict(json.loads(json.dumps(nb)))
+    for cell in out.cells:
+        if cell.cell_type != "code":
+            continue
+
+        def right(m: re.Match) -> str:
+            q = QUESTIONS.get(m.group(1))
+            if q is None:
+                return m.group(0)
+            return f"toy.exercises.answer({q.name!r}, {as_value(q, q.spec()['answer'])!r})"
+
+        cell.source = ANSWER_CELL.sub(right, cell.source).replace("  # replace ... with your answer",
+                                                                  "  # the answer at the book's setting")
+    return out
+
+
 def checks_name(name: str) -> str:
-    """A student's name from a roster, as a folder name: refused if it could not be one."""
-    name = name.strip()
-    if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
-        raise ValueError(f"a student's name must be a non-empty name usable as a folder, got {name!r}")
+    """A student's name from a roster, as a folder name: refused, saying why, if it could not be one."""
+    name = normal_name(name)
+    said = roster.problem(name)
+    if said or name in (".", ".."):
+        raise ValueError(f"a student's name must be usable as a folder: {said or repr(name)}")
     return name
 
 

@@ -29,6 +29,7 @@ the student's own kernel, so they share its limits: a notebook that patches ``to
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import re
 import secrets
@@ -91,9 +92,12 @@ def test_cell(exercise: str, function: str, hidden_seed: int, points: int = 1) -
     return cell
 
 
-def course_student(hidden_seed: int) -> str:
-    """The name the course's instance of every question is drawn from: a hash of the hidden seed, which the
-    students' release shows, so that it does not give the seed of the hidden tests away."""
+def course_student(hidden_seed: int, secret: bytes | None = None) -> str:
+    """The name the course's instance of every question is drawn from: a hash of the hidden seed, keyed by the
+    course's secret when there is one (``course/secret.py``), which the students' release shows, so that it does
+    not give the seed of the hidden tests away."""
+    if secret is not None:
+        return "course-" + hmac.new(secret, f"nbgrader\0{hidden_seed}".encode(), hashlib.sha256).hexdigest()[:12]
     return "course-" + hashlib.sha256(f"questions\0{hidden_seed}".encode()).hexdigest()[:12]
 
 
@@ -103,10 +107,10 @@ def _nbgrader(cell, grade_id: str, **marks) -> nbformat.NotebookNode:
     return cell
 
 
-def answer_cells(question: str, hidden_seed: int) -> list[nbformat.NotebookNode]:
+def answer_cells(question: str, hidden_seed: int, secret: bytes | None = None) -> list[nbformat.NotebookNode]:
     """A question's answer as a solution cell (the course instance's answer between the markers) and its test."""
     q = QUESTIONS[question]
-    right = as_value(q, q.spec(q.instance(course_student(hidden_seed)))["answer"])
+    right = as_value(q, q.spec(q.instance(course_student(hidden_seed, secret)))["answer"])
     name = "answer_" + re.sub(r"\W", "_", question.removeprefix("ex-"))
     solution = nbformat.v4.new_code_cell(f"### BEGIN SOLUTION\n{name} = {right!r}\n### END SOLUTION\n"
                                          f"toy.exercises.answer({question!r}, {name})")
@@ -123,8 +127,9 @@ def written_cell(cell, exercise: str) -> nbformat.NotebookNode:
                      points=points)
 
 
-def source_notebook(nb, hidden_seed: int):
-    """The nbgrader source version of one book notebook (outputs stripped)."""
+def source_notebook(nb, hidden_seed: int, secret: bytes | None = None):
+    """The nbgrader source version of one book notebook (outputs stripped); its one instance of the questions is
+    drawn from the hidden seed and the course's ``secret``."""
     out = nbformat.from_dict(json.loads(json.dumps(nb)))
     cells, pending = [], {}
     for cell in out.cells:
@@ -132,9 +137,9 @@ def source_notebook(nb, hidden_seed: int):
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
         asked = ANSWER_CALL.match(cell.source) if cell.cell_type == "code" else None
-        if asked and asked.group(1) in QUESTIONS:
-            cells += answer_cells(asked.group(1), hidden_seed)
-            continue
+        if asked and asked.group(1) in QUESTIONS and not QUESTIONS[asked.group(1)].practice:
+            cells += answer_cells(asked.group(1), hidden_seed, secret)
+            continue  # (a practice question's cell stays as it is: checked in the notebook, never graded)
         if cell.cell_type == "markdown" and cell.metadata.get("toy_written") in RUBRICS:
             cells.append(written_cell(cell, cell.metadata["toy_written"]))
             continue
@@ -155,7 +160,8 @@ def source_notebook(nb, hidden_seed: int):
         if cell.cell_type == "code" and "import toy" in cell.source and not any(
                 "toy.exercises.student(" in c.source for c in cells) and any(
                 ANSWER_CALL.match(c.source) for c in out.cells if c.cell_type == "code"):
-            name = nbformat.v4.new_code_cell(f"toy.exercises.student({course_student(hidden_seed)!r})  # the course's "
+            name = nbformat.v4.new_code_cell(f"toy.exercises.student({course_student(hidden_seed, secret)!r})  # the "
+                                             "course's "
                                              "instance of the questions")
             cells.append(_nbgrader(name, "course-instance", locked=True))
     out.cells = cells
@@ -209,16 +215,17 @@ def write_kernel(out: Path, python: str) -> Path:
 
 
 def write_course(out: Path, notebooks: list[Path], assignment: str, hidden_seed: int | None = None,
-                 python: str | None = None) -> Path:
+                 python: str | None = None, secret: bytes | None = None) -> Path:
     """Write an nbgrader course folder: ``nbgrader_config.py``, ``source/<assignment>/<notebook>.ipynb`` and the
-    kernel the notebooks are graded in (``python``, default this Python)."""
+    kernel the notebooks are graded in (``python``, default this Python); the one instance of the questions is
+    drawn with the course's ``secret``."""
     import sys
 
     hidden_seed = secrets.randbelow(2**31) if hidden_seed is None else hidden_seed
     source = out / "source" / assignment
     source.mkdir(parents=True, exist_ok=True)
     for path in notebooks:
-        nbformat.write(source_notebook(nbformat.read(path, as_version=4), hidden_seed), source / path.name)
+        nbformat.write(source_notebook(nbformat.read(path, as_version=4), hidden_seed, secret), source / path.name)
     (out / "nbgrader_config.py").write_text(CONFIG.format(assignment=assignment))
     write_kernel(out, python or sys.executable)
     return source

@@ -55,6 +55,9 @@ MIN_SHARED = 12  # fewer distinctive k-grams in common than this is too little t
 EVIDENCE_FACTOR = 1.5  # ... and at least 1.5 times what an honest pair near the threshold shares
 SAME_AS_BOOK = 0.95  # all but the book's own code (nothing discounted but the stub): flagged however obvious it is,
 MIN_BOOK_GRAMS = 40  # when the book's solution has this many k-grams (no honest answer of the corpus is above 0.83)
+# ... and has at least the exercise's minimum evidence of its own beyond what independent answers share: where the
+# book's solution is *all* natural (4.1's value: nothing of it is left once the corpus's shared k-grams are taken
+# out), an answer the same token for token is what an honest student writes, and a flag could mean nothing
 BOOK = "the book's solution"
 CALIBRATION = Path(__file__).resolve().parent / "calibration"
 # cell magics whose body is Python (the grader's IPython runs it); any other cell magic's body is not fingerprinted
@@ -471,18 +474,28 @@ def find_copies(codes: dict[str, str], reference: str = "", handed_out: str = ""
     if reference:
         book = fingerprint(reference)
         stub = fingerprint(handed_out) if handed_out else frozenset()
+        short = len(book - stub) < MIN_BOOK_GRAMS  # a few lines two people write alike: a match means nothing
         for student in sorted(prints):
             before = len(found)
-            consider(student, BOOK, prints[student], book, cal.discount, book=True)
+            if not short:
+                consider(student, BOOK, prints[student], book, cal.discount, book=True)
             # the book's own code, renamed and reordered: where the book's solution is the natural answer nothing
             # of it is distinctive, so the rule above cannot see a copy of it; the whole of it, all but unchanged,
             # is another matter when it is long enough that two people do not write it alike by chance
             score, shared = compare(prints[student], book, stub)
-            if len(found) == before and score >= SAME_AS_BOOK and len(book - stub) >= MIN_BOOK_GRAMS:
+            if len(found) == before and score >= SAME_AS_BOOK and len(book - stub) >= MIN_BOOK_GRAMS \
+                    and len(book - cal.discount) >= cal.min_shared:
                 found.append(Match(cal.exercise, student, BOOK, round(score, 3), SAME_AS_BOOK, MIN_BOOK_GRAMS,
                                    shared, cal.answers, cal.highest[0], True))
+    # two classmates who both wrote the book's own answer, all but token for token, share it because the book has it:
+    # not a copy of each other (the book's rules above say what such an answer means)
+    bookish = set()
+    if reference:
+        book, stub = fingerprint(reference), fingerprint(handed_out) if handed_out else frozenset()
+        bookish = {s for s, p in prints.items() if compare(p, book, stub)[0] >= SAME_AS_BOOK}
     for a, b in itertools.combinations(sorted(prints), 2):
-        consider(a, b, prints[a], prints[b], cal.discount | common)
+        if not {a, b} <= bookish:
+            consider(a, b, prints[a], prints[b], cal.discount | common)
     return found
 
 

@@ -133,7 +133,7 @@ def test_written_answers_are_marked_by_rubric_and_come_back_into_the_gradebook(t
     assert all(g == a for _, a, g in given[("alice", "ex-4-1-telescope")])  # kept, not overwritten
     assert all(g is None for _, _, g in given[("alice", "ex-4-1-score")])  # added, blank
     assert "alice" not in (tmp_path / "written" / "ex-4-1-score.html").read_text()  # anonymous
-    assert "alice" in (tmp_path / "written" / "key.csv").read_text()
+    assert "alice" in (tmp_path / written.KEY).read_text() and not (tmp_path / "written" / "key.csv").exists()
 
     record = {"student": "alice", "notebook": NOTEBOOK, "exercises": [], "answers": [],
               "written": {"ex-4-1-telescope": texts["ex-4-1-telescope"]["alice"]}}
@@ -179,11 +179,14 @@ def test_a_class_graded_whole_marks_each_students_own_instance(tmp_path, monkeyp
     cli.grade(cls, out, jobs=2, timeout=120, limits=LIMITS, progress=False)
     book = list(csv.DictReader(open(out / "gradebook.csv")))
     marks = {row["student"]: row for row in book}
+    status = {(r["student"], r["exercise"]): r for r in csv.DictReader(open(out / "grades.csv"))}
     for student in ("alice", "bob"):
-        assert [marks[student][q] for q in EXERCISES_41] == ["1", "1"], marks[student]
+        assert [status[student, q]["status"] for q in EXERCISES_41] == ["right", "right"], status
     for q in EXERCISES_41:
         same = json.dumps(right_answer(q, None)) == json.dumps(right_answer(q, "carol"))
-        assert marks["carol"][q] == ("1" if same else "0")
+        assert status["carol", q]["status"] == ("right" if same else "wrong")
+        # 4.1's questions are practice (issue 40: too few instances): said, never in the gradebook
+        assert q not in marks["alice"] and status["alice", q]["mark"] == "0"
     page = (out / "written" / "ex-4-1-telescope.html").read_text()
     assert all(f"The advantages telescope ({s})." in page for s in ("alice", "bob", "carol"))
     assert marks["alice"]["ex-4-1-telescope written"] == ""  # not marked yet
@@ -247,13 +250,14 @@ def test_an_assignment_shows_in_the_student_edition_and_scales_the_gradebook(tmp
     write_reports(out, [record], {NOTEBOOK: book[NOTEBOOK]},
                   {NOTEBOOK: marks.AnswerKey(1, dict(book[NOTEBOOK].exercises))}, assignment=assignment)
     row = next(csv.DictReader(open(out / "gradebook.csv")))
-    assert list(row) == ["student", "4.1-value", "ex-4-1-telescope", "ex-4-1-telescope written", "total", "flags"]
-    assert (row["4.1-value"], row["ex-4-1-telescope"], row["ex-4-1-telescope written"]) == ("2", "2", "")
-    assert row["total"] == "4"
+    # ex-4-1-telescope's question is practice (issue 40): its written answer carries the exercise's 18 points
+    assert list(row) == ["student", "4.1-value", "ex-4-1-telescope written", "total", "flags"]
+    assert (row["4.1-value"], row["ex-4-1-telescope written"]) == ("2", "")
+    assert row["total"] == "2"
     canvas = list(csv.reader(open(out / "canvas.csv")))
     assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Week 3"]
     assert canvas[1] == ["Points Possible", "", "", "", "", "20"] and canvas[2][3] == "alice"
-    assert list(csv.reader(open(out / "moodle.csv"))) == [["Username", "Week 3"], ["alice", "4"]]
+    assert list(csv.reader(open(out / "moodle.csv"))) == [["Username", "Week 3"], ["alice", "2"]]
 
 
 @pytest.mark.parametrize("source, value", [

@@ -725,6 +725,12 @@ EXEMPT = {
     "toy.exercises.questions.as_value": "internal to the grader: turns a record answer left in a notebook back into "
                                         "an answer, and returns None for anything malformed (the grader says so)",
     "toy.exercises.questions.current_student": "takes no argument: the name set by student, or TOY_STUDENT",
+    "toy.exercises.questions.current_key": "takes no argument: the key set by student",
+    "toy.exercises.questions.AnswerResult.show": "what answer returns, for display: takes no argument",
+    "toy.exercises.questions.normal_name": "internal to the grader and student: a name already checked to be text "
+                                           "(student refuses anything else), normalised to NFC",
+    "toy.exercises.questions.normalised": "internal to the grader: like as_value, returns None for anything "
+                                          "malformed (the grader says so)",
     "toy.exercises.questions.Question.instance": "a declared question's method, given settings its own draw made "
                                         "(tests/test_questions.py computes every question at 11 settings)",
     "toy.exercises.questions.Question.prompt_at": "a declared question's method, given settings its own draw made "

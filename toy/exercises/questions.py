@@ -35,6 +35,7 @@ import math
 import numbers
 import os
 import re
+import unicodedata
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -54,6 +55,19 @@ DRAWS = 50
 """How many draws a student's instance may take to differ from the book's setting (which the page shows)."""
 SHOWN_AS_IN_MENUS = ("reward", "features")
 """Settings whose values a prompt shows as the explorers' menus do: "sum to target", not "sum_to_target"."""
+
+
+def normal_name(name: str) -> str:
+    """A name as it is compared and hashed everywhere: stripped and in Unicode's NFC form (a name typed on one
+    machine and unzipped on another may arrive decomposed, NFD); nothing else of it changes (a zero-width
+    non-joiner stays)."""
+    return unicodedata.normalize("NFC", name).strip()
+
+
+def _seed_text(student: str, key: str | None) -> str:
+    if key:
+        return "key:" + normal_name(key)
+    return normal_name(student)
 
 
 def _json(setting: dict) -> str:
@@ -79,13 +93,17 @@ class Question:
     predict: bool = False
     points: int = 1
     accepted: Callable[[dict], list] | None = None
+    practice: bool = False
 
-    def instance(self, student: str | None = None) -> dict:
-        """The setting of ``student``'s instance (drawn from the name), or the book's when ``student`` is None."""
+    def instance(self, student: str | None = None, key: str | None = None) -> dict:
+        """The setting of ``student``'s instance, or the book's when ``student`` is None. It is drawn from the
+        student's ``key`` (a course's own, made from the course secret: see ``student``), else from the name
+        (NFC-normalised, so "José" typed either way is one student)."""
         if student is None or self.draw is None:
             return dict(self.setting)
+        seed = _seed_text(student, key)
         # seeded by the exercise, so that an exercise's questions drawn alike share one instance; never the book's
-        rng = np.random.default_rng([zlib.crc32(student.strip().encode()), zlib.crc32(self.exercise.encode())])
+        rng = np.random.default_rng([zlib.crc32(seed.encode()), zlib.crc32(self.exercise.encode())])
         for _ in range(DRAWS):
             drawn = dict(self.draw(rng))
             if _json(drawn) != _json(self.setting):
@@ -174,8 +192,9 @@ def _plain(value):
 def question(name: str, exercise: str, prompt: str, kind: str, answer: Callable, setting: dict, *,
              draw: Callable | None = None, tolerance: float | Callable = 0.005, labels=(), options=(),
              option_hints=None, mistakes: Callable | None = None, predict: bool = False, points: int = 1,
-             accepted: Callable | None = None) -> Question:
-    """Declare a question (see the module docstring)."""
+             accepted: Callable | None = None, practice: bool = False) -> Question:
+    """Declare a question (see the module docstring). ``practice``: checked in the notebook, never graded (its
+    instances are too few for a classmate's answer, or the page's, to be wrong for another student)."""
     name, exercise = checks.text("name", name), checks.text("exercise", exercise)
     if not _ID.fullmatch(exercise) or not name.startswith(exercise):
         raise ValueError(f"question {name!r}: the exercise must be a label such as 'ex-4-1-predict' that starts the "
@@ -193,7 +212,8 @@ def question(name: str, exercise: str, prompt: str, kind: str, answer: Callable,
     tolerance = tolerance if callable(tolerance) else checks.positive_finite("tolerance", tolerance)
     q = Question(name, exercise, checks.text("prompt", prompt), kind, answer, dict(setting), draw, tolerance,
                  labels, options, dict(option_hints or {}), mistakes, checks.flag("predict", predict),
-                 checks.positive_int("points", points), accepted)
+                 checks.positive_int("points", points), accepted,
+                 checks.flag("practice", practice))
     QUESTIONS[name] = q  # its answers are computed when asked for (tests/test_questions.py computes every one)
     return q
 
@@ -261,10 +281,31 @@ def _normalise(q, given):
     for v in values:
         if isinstance(v, np.generic):
             v = v.item()
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(float(v)):
-            return f"expected finite numbers, got {checks.show(v)}"
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not _finite(v):
+            huge = isinstance(v, int) and v.bit_length() > 10_000
+            shown = "an integer of too many digits" if huge else checks.show(v)
+            return f"expected finite numbers, got {shown}"
         out.append(float(v))
     return out
+
+
+def _finite(v, digits: int = 308) -> bool:
+    """Whether ``v`` (a real number) is finite as a float, without overflowing (an int of 400 digits is not)."""
+    if isinstance(v, int):
+        return v.bit_length() <= digits * 3.33
+    try:
+        return math.isfinite(float(v))
+    except (OverflowError, ValueError):
+        return False
+
+
+def normalised(q: Question, given):
+    """``given`` as ``judge`` takes it (floats, or option indices), or None if it is not an answer to ``q``."""
+    try:
+        out = _normalise(q, given)
+    except (OverflowError, ValueError, TypeError, RecursionError):
+        return None
+    return None if isinstance(out, str) else out
 
 
 def as_value(q: Question, given):
@@ -337,19 +378,29 @@ def judge(spec: dict, given: list) -> Verdict:
 
 # -- the notebook's views ------------------------------------------------------------------------------------------
 
-_student: list[str | None] = [None]
+_student: list = [None, None, False]  # the name, its key, and whether the notebook set them (even to None)
 
 
-def student(name: str | None) -> str | None:
-    """Answer for ``name``'s own instance from now on (the name as the course lists it); None: the book's setting."""
+def student(name: str | None, key: str | None = None) -> str | None:
+    """Answer for ``name``'s own instance from now on (the name as the course lists it); None: the book's setting.
+    ``key``: the student's own key, which a course's editions write beside the name (made from the course's secret,
+    so that no one can compute a classmate's instance from the name alone)."""
     if name is not None and (not isinstance(name, str) or not name.strip()):
         raise checks.fail("student", "a name (text) or None for the book's setting", name)
-    _student[0] = None if name is None else name.strip()
+    if key is not None and (not isinstance(key, str) or not key.strip()):
+        raise checks.fail("key", "the key your course gave you (text), or None", key)
+    _student[:] = [None if name is None else normal_name(name), None if key is None else key.strip(), True]
     return _student[0]
 
 
 def current_student() -> str | None:
-    return _student[0] or (os.environ.get(STUDENT_ENV) or "").strip() or None
+    if _student[2]:
+        return _student[0]
+    return normal_name(os.environ.get(STUDENT_ENV) or "") or None
+
+
+def current_key() -> str | None:
+    return _student[1] if _student[2] else None
 
 
 def _question(name: str) -> Question:
@@ -367,6 +418,7 @@ class AnswerResult:
     message: str
     given: list | None = None
     student: str | None = None
+    shown: bool = field(default=False, repr=False, compare=False)
 
     @property
     def right(self) -> bool:
@@ -383,10 +435,32 @@ class AnswerResult:
         record = {"question": self.question, "status": self.status, "given": self.given, "student": self.student}
         return {"text/plain": str(self), "text/html": html}, {ANSWER_KEY: record}
 
+    def show(self) -> AnswerResult:
+        """Display this result now, with its record, in a Jupyter kernel (nothing elsewhere): so a cell whose
+        ``answer`` is printed, followed by other statements, or one of several, still leaves its record."""
+        try:
+            from IPython import get_ipython
+            from IPython.display import publish_display_data
+        except ImportError:
+            return self
+        shell = get_ipython()
+        if shell is None or not hasattr(shell, "display_pub"):
+            return self
+        data, metadata = self._repr_mimebundle_()
+        publish_display_data(data, metadata)
+        self.shown = True
+        return self
 
-def check_answer(name: str, value, student_name: str | None = None) -> AnswerResult:
-    """Judge ``value`` as the answer to question ``name`` for ``student_name``'s instance (None: the book's).
-    Never raises for a bad answer: what is wrong is said in the result."""
+    def _ipython_display_(self):
+        """The cell's last value: already shown by ``answer`` (once is enough), else shown now."""
+        if not self.shown:
+            self.show()
+
+
+def check_answer(name: str, value, student_name: str | None = None, key: str | None = None) -> AnswerResult:
+    """Judge ``value`` as the answer to question ``name`` for ``student_name``'s instance (None: the book's), drawn
+    from the student's ``key`` when there is one. Never raises for a bad answer: what is wrong is said in the
+    result."""
     q = _question(name)
     if value is Ellipsis:
         return AnswerResult(name, "not answered", "not answered yet: replace ... with your answer and run this cell "
@@ -394,7 +468,7 @@ def check_answer(name: str, value, student_name: str | None = None) -> AnswerRes
     given = _normalise(q, value)
     if isinstance(given, str):
         return AnswerResult(name, "malformed", given + ".", None, student_name)
-    verdict = judge(q.spec(q.instance(student_name)), given)
+    verdict = judge(q.spec(q.instance(student_name, key)), given)
     whose = f" (the instance of {student_name})" if student_name and q.draw else ""
     if verdict.right:
         note = f" {verdict.hint}" if verdict.hint else ""
@@ -402,9 +476,20 @@ def check_answer(name: str, value, student_name: str | None = None) -> AnswerRes
     return AnswerResult(name, "wrong", f"{verdict.hint}{whose}", given, student_name)
 
 
+NO_NAME = ("no name is set (toy.exercises.student(None)), so this was checked at the book's setting; a course marks "
+           "the instance of your own name: set it with toy.exercises.student(\"Your Name\", ...) as your course "
+           "gave it, and run the answers again")
+
+
 def answer(name: str, value) -> AnswerResult:
-    """The notebook's check of question ``name``: judge ``value`` for this reader's instance (``student``)."""
-    return check_answer(name, value, current_student())
+    """The notebook's check of question ``name``: judge ``value`` for this reader's instance (``student``). In
+    Jupyter the result is displayed at once, with a record of the value judged (``toy_answer``, read by the course
+    grader), so ``print(answer(...))``, statements after it and several answers in one cell all leave theirs."""
+    result = check_answer(name, value, current_student(), current_key())
+    if result.student is None and _question(name).draw is not None and result.status in ("right", "wrong") \
+            and _student[2]:
+        result.message += f" (note: {NO_NAME})"
+    return result.show()
 
 
 def _what(q: Question) -> str:
@@ -422,6 +507,7 @@ class Ask:
 
     exercise: str
     student: str | None
+    key: str | None = None
 
     def static_html(self) -> str:
         specs = [q.spec() for q in questions_of(self.exercise)]  # the book's setting: what the page may show
@@ -436,8 +522,9 @@ class Ask:
     def text(self) -> str:
         lines = []
         for q in questions_of(self.exercise):
-            setting = q.instance(self.student)
+            setting = q.instance(self.student, self.key)
             whose = f" (your instance, {self.student})" if self.student and q.draw else ""
+            whose += " (practice: checked here, not graded)" if q.practice else ""
             lines.append(f"{q.name}{whose}: {q.prompt_at(setting)}\n  answer with "
                          f"toy.exercises.answer({q.name!r}, ...), where ... is {_what(q)}")
         for c in RUBRICS.get(self.exercise, ()):
@@ -468,4 +555,4 @@ def ask(exercise: str) -> Ask:
     if exercise not in {q.exercise for q in QUESTIONS.values()} | set(RUBRICS):
         known = sorted({q.exercise for q in QUESTIONS.values()} | set(RUBRICS))
         raise checks.fail("exercise", f"an exercise with questions or a rubric ({', '.join(known)})", exercise)
-    return Ask(exercise, current_student())
+    return Ask(exercise, current_student(), current_key())

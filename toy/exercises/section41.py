@@ -93,7 +93,7 @@ question("ex-4-1-telescope", "ex-4-1-telescope",
          draw=_draw_response, tolerance=0.005,
          mistakes=lambda s: [(_telescope_sum(s) + exact.value(reference_policy(s["preset"], s["temperature"]),
                                                                s["reward"], _X, ()),
-                              "That is the reward r(x, y) itself: a term of the telescoping sum is missing.")])
+                              "That is the reward r(x, y) itself: a term of the telescoping sum is missing.")], practice=True)
 rubric("ex-4-1-telescope",
        ("(a) writes A(s_t, y_t) = V(s_{t+1}) − V(s_t) and shows that the sum collapses to V(s_T) − V(s_0)"
         " (split: 1 for writing each advantage as a difference of consecutive values; 1 for the collapse to "
@@ -115,7 +115,8 @@ question("ex-4-1-predict", "ex-4-1-predict",
          labels=tuple(f"blue {t}" for t in range(1, 5)) + tuple(f"orange {t}" for t in range(1, 5)),
          tolerance=0.005, predict=True,
          mistakes=lambda s: [(_credit_bars(s)[4:] + _credit_bars(s)[:4],
-                              "The blue and the orange bars are swapped: blue is E[A_t²], a token's own credit.")])
+                              "The blue and the orange bars are swapped: blue is E[A_t²], a token's own credit.")],
+         practice=True)
 
 rubric("ex-4-1-score",
        ("(a) writes log π(y|x) as Σ_t log π(y_t|s_t) and notes that the states do not depend on θ"

@@ -163,7 +163,8 @@ question("ex-4-2-resets", "ex-4-2-resets",
          "number", _reset_error,
          {"prefix": (1, 2, 3), "state": easy_hard.PREFIXES[(1, 2, 3)],
           "temperature": easy_hard.RESET_TEMPERATURES[-1]},
-         draw=_draw_reset, tolerance=0.001, predict=True, mistakes=_reset_mistakes, accepted=_reset_uniform)
+         draw=_draw_reset, tolerance=0.001, predict=True, mistakes=_reset_mistakes, accepted=_reset_uniform,
+         practice=True)
 
 
 @functools.lru_cache(maxsize=16)
@@ -265,20 +266,20 @@ question("ex-4-2-prior-a", "ex-4-2-prior",
          "choice", _prior_colder, {"first": 0, "second": 2}, draw=_draw_prompts, options=_PRIOR_COLDER,
          option_hints={i: "Not that one: for each prompt, find the slider's temperature where the ratio in the title "
                           "is lowest, then compare the two temperatures." for i in range(3)},
-         predict=True)
+         predict=True, practice=True)
 question("ex-4-2-prior-b", "ex-4-2-prior",
          _PRIOR + "For each, the slider's temperature where the ratio is lowest, and that ratio (the title's "
                   "noise/signal, to one decimal or three significant figures).",
          "numbers", _prior_lowest, {"first": 0, "second": 2}, draw=_draw_prompts,
          labels=("τ (first prompt)", "lowest ratio (first prompt)", "τ (second prompt)",
                  "lowest ratio (second prompt)"), tolerance=_prior_tolerance, predict=True,
-         mistakes=_prior_mistakes)
+         mistakes=_prior_mistakes, practice=True)
 question("ex-4-2-prior-c", "ex-4-2-prior",
          _PRIOR + "At τ = 0.1 both ratios climb above their lowest values. Why, for each prompt? (P(reward) is in "
                   "the title.)",
          "choice", _prior_cold, {"first": 0, "second": 2}, draw=_draw_prompts, options=_PRIOR_COLD,
          option_hints={i: "Not that one: read P(reward) at τ = 0.1 for each prompt." for i in range(4)},
-         predict=True)
+         predict=True, practice=True)
 
 
 @functools.lru_cache(maxsize=64)
@@ -312,7 +313,7 @@ question("ex-4-2-goodhart-a", "ex-4-2-goodhart",
                            "more": int(rng.choice(easy_hard.COMPARISONS[-2:])),
                            "set": list(_SETS)[int(rng.integers(len(_SETS)))]},
          labels=("tabular (fewer)", "tabular (more)", "additive (fewer)", "additive (more)"), tolerance=0.001,
-         mistakes=_ends_mistakes)
+         mistakes=_ends_mistakes, practice=True)
 
 
 _CURED = ("the tabular model's", "the additive model's", "both", "neither")
@@ -330,7 +331,8 @@ question("ex-4-2-goodhart-b", "ex-4-2-goodhart",
          option_hints={0: "Compare where each model's curve ends with the most comparisons, on both sets.",
                        1: "Look at where the additive model's curves end with the most comparisons, on both sets.",
                        2: "Not both: compare where each model's curve ends with the most comparisons, on both sets.",
-                       3: "Not neither: one model ends at a right response on both sets once it has enough data."})
+                       3: "Not neither: one model ends at a right response on both sets once it has enough data."},
+         practice=True)
 rubric("ex-4-2-goodhart",
        ("reads the four ends on set 1 (tabular and additive, 10 and 3,000 comparisons) and names the tabular model's "
         "failure as the one more data cures", 1),
@@ -376,7 +378,7 @@ question("ex-4-2-drift", "ex-4-2-drift",
          "how many nats from π_ref is the limit of π*_β as β → 0? Compare with the right end of the curve in the "
          "explorer It must not drift, at that reward and prompt.",
          "number", _limit_kl, {"prompt": 2, "reward": _BINARY[0]}, draw=_draw_binary, tolerance=0.01,
-         mistakes=_limit_mistakes)
+         mistakes=_limit_mistakes, practice=True)
 rubric("ex-4-2-drift",
        ("(a) writes the normaliser Z_β = 1 − p + p·e^(1/β) and π*_β on rewarded and unrewarded responses"
         " (split: 1 for Z_β; 1 for π*_β on both kinds of response)", 2),
@@ -406,7 +408,7 @@ question("ex-4-2-optimum", "ex-4-2-optimum",
          "explorer It must not drift.)",
          "number", _best_value, {"prompt": 2, "reward": _BINARY[0], "beta": 1.0},
          draw=lambda rng: {**_draw_binary(rng), "beta": float(rng.choice(easy_hard.DRIFT_BETAS[3:13:3]))},
-         tolerance=0.005, mistakes=_best_value_mistakes)
+         tolerance=0.005, mistakes=_best_value_mistakes, practice=True)
 rubric("ex-4-2-optimum",
        ("(a) solves the definition of π* for the reward: r(y) = β·log(π*(y)/π_ref(y)) + β·log Z"
         " (split: 1 for the form of r(y); 1 for the log Z term)", 2),

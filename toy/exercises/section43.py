@@ -155,7 +155,7 @@ question("ex-4-3-discount-b", "ex-4-3-discount",
          draw=lambda rng: {"gamma": float(rng.choice(classical.GAMMAS)),
                            "beta": float(rng.choice(classical.DISCOUNT_BETAS)), "prompt": int(rng.choice(PROMPTS)),
                            "digits": int(rng.integers(0, _REF_EOS.length + 1))},
-         tolerance=0.005, mistakes=_length_mistakes)
+         tolerance=0.005, mistakes=_length_mistakes, practice=True)
 rubric("ex-4-3-discount",
        ("writes π*(y) ∝ π_ref(y)·exp(γ^(T(y)−1) r(y)/β) and sets r = 1 for two rewarded responses", 1),
        ("takes the ratio π*(y_1)/π*(y_2): the normaliser cancels, leaving π_ref's ratio times "
@@ -227,7 +227,7 @@ question("ex-4-3-bootstrap-b", "ex-4-3-bootstrap",
          "state: from how many responses on the slider does TD(0) beat the Monte Carlo return, with that many "
          "responses and with every larger number?",
          "number", _fewest, {"critic": "last token", "averaged": 16}, draw=_draw_fewest, tolerance=0.5,
-         mistakes=_fewest_mistakes)
+         mistakes=_fewest_mistakes, practice=True)
 rubric("ex-4-3-bootstrap",
        ("names a setting of the explorer where TD(0) beats Monte Carlo with 16 targets averaged (a critic fitted to "
         "enough responses)", 1),
@@ -279,9 +279,9 @@ question("ex-4-3-clip-a", "ex-4-3-clip",
          "(p = 0.95)? The update takes gradient steps until the clip stops them or their sizes add up to "
          + f"{clipping.REACH_BUDGET:g}" + " (its step budget).",
          "numbers", _growth, {"eps_high": 0.6}, draw=_draw_eps, labels=("p = 0.001 (%)", "p = 0.95 (%)"),
-         tolerance=0.1, predict=True, mistakes=_growth_mistakes)
+         tolerance=0.1, predict=True, mistakes=_growth_mistakes, practice=True)
 question("ex-4-3-clip-b", "ex-4-3-clip",
          "At ε_high = {eps_high:g}: above which old probability p can the clip no longer stop a token at all? "
          "(Three decimals, or a fraction.)",
          "number", _unclippable, {"eps_high": 0.6}, draw=_draw_eps, tolerance=0.005, predict=True,
-         mistakes=_unclippable_mistakes)
+         mistakes=_unclippable_mistakes, practice=True)

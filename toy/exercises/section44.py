@@ -244,11 +244,13 @@ def _reward_mistakes(s):
 question("ex-4-4-sft-empirical-a", "ex-4-4-sft-empirical",
          _SFT_PROMPT + "What probability π_SFT(y | x) does it give the response y = {response}? (Three "
          "decimals, or a fraction.)",
-         "number", _response_prob, _SFT_DEMOS, draw=_draw_demos, tolerance=_SFT_TOL, mistakes=_probability_mistakes)
+         "number", _response_prob, _SFT_DEMOS, draw=_draw_demos, tolerance=_SFT_TOL, mistakes=_probability_mistakes,
+         practice=True)
 question("ex-4-4-sft-empirical-b", "ex-4-4-sft-empirical",
          _SFT_PROMPT + "What is its expected reward E[r] on this prompt under the sum-to-target reward (1 when the "
          "tokens sum to the prompt's digit mod 5, else 0)? (Three decimals, or a fraction.)",
-         "number", _sft_reward, _SFT_DEMOS, draw=_draw_demos, tolerance=_SFT_TOL, mistakes=_reward_mistakes)
+         "number", _sft_reward, _SFT_DEMOS, draw=_draw_demos, tolerance=_SFT_TOL, mistakes=_reward_mistakes,
+         practice=True)
 rubric("ex-4-4-sft-empirical",
        ("(a) writes π(y | x) as the product over t of the count ratios N(y_≤t)/N(y_<t)", 1),
        ("(a) shows the product telescopes to N(y)/N(∅) = N(y)/n, since every demonstration begins with the empty "

@@ -137,7 +137,7 @@ question("ex-4-5-rloo-b", "ex-4-5-rloo",
          "decimals, or a fraction.)",
          "number", _mean_baseline_scale, {"n": 4},
          draw=lambda rng: {"n": int(rng.choice([2, 3, 5, 6, 8, 10, 12, 16]))}, tolerance=0.005,
-         mistakes=_scale_mistakes)
+         mistakes=_scale_mistakes, practice=True)
 rubric("ex-4-5-rloo",
        ("(a) writes the other rewards' sum as n r̄ − r_i and simplifies r_i − (n r̄ − r_i)/(n − 1) to "
         "n/(n − 1)(r_i − r̄)"
@@ -232,12 +232,12 @@ question("ex-4-5-predict-a", "ex-4-5-predict",
          "check.",
          "numbers", _lone_success_a1, dict(zip(("reward", "group", "n1", "n2"), _BOOK_LONE, strict=True)),
          draw=_draw_lone, labels=("A₁ at the smaller n", "A₁ at the larger n"), tolerance=_GROUP_TOL, predict=True,
-         mistakes=lambda s: _grpo_mistakes(s, (s["n1"], s["n2"]), first_only=True))
+         mistakes=lambda s: _grpo_mistakes(s, (s["n1"], s["n2"]), first_only=True), practice=True)
 question("ex-4-5-predict-b", "ex-4-5-predict",
          _EXPLORER + ", group size n = 2 and sampled group {group}, whose two rewards differ: predict both "
          "advantages, A₁ and A₂ (two decimals), then check.",
          "numbers", _pair_advantages, {"reward": "sum_to_target", "group": _BOOK_PAIR}, draw=_draw_pair,
-         labels=("A₁", "A₂"), tolerance=_GROUP_TOL, predict=True, mistakes=_pair_mistakes)
+         labels=("A₁", "A₂"), tolerance=_GROUP_TOL, predict=True, mistakes=_pair_mistakes, practice=True)
 
 
 # Ex. 4.5-lambda: GAE along one response by hand (a, b), and the explorer's last position (c).
@@ -297,7 +297,7 @@ question("ex-4-5-lambda-b", "ex-4-5-lambda",
          "exact V) stay where they are as the λ slider moves?",
          "choice", _still_position, {"reward": "sum_to_target"}, options=_POSITIONS,
          option_hints={i: "GAE at this position adds the later tokens' TD errors, weighted by powers of λ: it moves "
-                          "with λ." for i in range(len(_POSITIONS) - 1)})
+                          "with λ." for i in range(len(_POSITIONS) - 1)}, practice=True)
 
 _BAR_TOL = 0.0002
 """The bar's value shows to four decimals when pointed at."""

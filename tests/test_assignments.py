@@ -1,0 +1,145 @@
+"""Issue 40: assignments honoured end to end, for a class of 10 with the names of issue 40 (course/classroom.py,
+course/cli.py).
+
+``course.py editions`` and ``course.py grade --assignment week.toml --anonymous`` from a course folder with a roster
+(ZWNJ, NFD, a quote, a CJK name, an apostrophe, a 150-character name, logins that start like formulas): only the
+assignment's exercises are graded and paged; the feedback carries each part's points and the total; grades.csv agrees
+with the gradebook; the output goes to a folder of the assignment's own, which another assignment may not overwrite;
+marked by hand and resumed, every student has their marks in the gradebook and in Canvas and Moodle files an LMS
+would match.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import time
+import unicodedata
+from html import escape
+
+import nbformat
+import pytest
+
+from course import cli, written
+from course import secret as course_secret
+from course.tables import read_cell
+from tests.test_grading import LIMITS, own_uids
+from toy.exercises import questions as Q
+
+NOTEBOOK = "4.3-classical-vs-llm-rl.ipynb"
+WEEK = '''name = "Week 5"
+due = "2027-02-01 23:59"
+[points]
+ex-4-3-discounted-return = 2
+ex-4-3-discount = 16
+'''
+NAMES = ["Zahra Mehr\u200cAbadi", "José Núñez", "'Quinn", "李小龍", "O'Brien", "N" * 150, "Ana", "Bo", "Cy", "Di"]
+LOGINS = ["zmehr", "=jnunez", "-quinn", "@li", "+obrien", "nlong", "ana", "bo", "cy", "di"]
+PICKED = ["ex-4-3-discount-a", "ex-4-3-discount-b"]
+
+
+def answered(edition, name: str, key: str, right: bool):
+    nb = nbformat.read(edition, as_version=4)
+    for cell in nb.cells:
+        for question in PICKED:
+            if cell.source.startswith(f'toy.exercises.answer("{question}", ...)'):
+                q = Q.QUESTIONS[question]
+                value = Q.as_value(q, q.spec(q.instance(name, key))["answer"]) if right else -123.0
+                cell.source = f"toy.exercises.answer({question!r}, {value!r})"
+        if cell.get("metadata", {}).get("toy_written") == "ex-4-3-discount":
+            cell.source += "\n\nThe discount shortens the horizon."
+    return nb
+
+
+@pytest.fixture
+def course(tmp_path, monkeypatch):
+    own_uids(monkeypatch)
+    home = tmp_path / "course"
+    home.mkdir()
+    monkeypatch.setenv("TOYBOOK_COURSE_DIR", str(home))
+    with open(home / "roster.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["name", "login", "sis_id"])
+        w.writerows([[n, login, f"S{i:03}"] for i, (n, login) in enumerate(zip(NAMES, LOGINS, strict=True))])
+    (home / "week.toml").write_text(WEEK)
+    assert cli.main(["editions", "--assignment", "week.toml"]) == 0  # both files found in the course folder
+    secret = course_secret.load(home)
+    subs = tmp_path / "subs"
+    for i, name in enumerate(NAMES):
+        folder = subs / (unicodedata.normalize("NFD", name) if name.startswith("José") else name)
+        folder.mkdir(parents=True)
+        nb = answered(home / "editions" / "student" / name / NOTEBOOK, name, course_secret.student_key(secret, name),
+                      right=i != 9)
+        nbformat.write(nb, folder / NOTEBOOK)
+    return home, subs
+
+
+def grade(subs, *more) -> int:
+    return cli.main(["grade", str(subs), "--assignment", "week.toml", "--anonymous", "--no-progress", "--jobs", "2",
+                     "--timeout", "120", "--memory-mb", str(LIMITS.memory_mb), *more])
+
+
+def read(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def test_a_class_of_ten_graded_by_assignment_anonymously_marked_and_resumed(course, capsys):
+    home, subs = course
+    start = time.monotonic()
+    assert grade(subs) == 0
+    seconds = time.monotonic() - start
+    said = capsys.readouterr().out
+    out = home / "grades" / "subs--week"
+    assert out.is_dir() and "--resume" in said and "written-marks.csv" in said  # the written-marks command
+    # only the assignment's exercises: graded, paged, in grades.csv
+    grades = read(out / "grades.csv")
+    assert {r["exercise"] for r in grades} == {"4.3-discounted-return", *PICKED, "ex-4-3-discount written"}
+    assert sorted(p.name for p in (out / "written").iterdir()) == ["ex-4-3-discount.html"]
+    page = (out / "written" / "ex-4-3-discount.html").read_text()
+    assert not any(f"<h2>{escape(n)}</h2>" in page for n in NAMES) and (out / written.KEY).exists()
+    assert page.count("<h2>student ") == 10
+    # marked by hand, then resumed
+    rows = read(out / written.MARKS)
+    assert {r["student"] for r in rows} == set(NAMES)
+    for r in rows:
+        r["given"] = r["available"]
+    with open(out / written.MARKS, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=written.FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+    assert grade(subs, "--resume") == 0
+    assert len(read(out / written.MARKS)) == len(rows)  # no duplicate rows
+    book = {read_cell(r["student"]): r for r in read(out / "gradebook.csv")}
+    assert set(book) == set(NAMES)
+    for name in NAMES:
+        assert book[name]["ex-4-3-discount written"] == "12", (name, book[name])  # 6 rubric points, scaled by 2
+    assert [book[n]["total"] for n in NAMES] == ["16"] * 9 + ["12"], book  # the last answered wrong
+    # grades.csv agrees with the gradebook
+    for r in read(out / "grades.csv"):
+        if r["exercise"] in book[NAMES[0]]:
+            assert r["mark"] == book[read_cell(r["student"])][r["exercise"]], r
+    # the feedback carries points and the total
+    feedback = (out / "feedback" / "Ana.md").read_text()
+    assert "**Week 5: 16 of 18 points**" in feedback and "(2 of 2 points)" in feedback
+    assert "(0 of 2 points)" in feedback  # the code exercise, not implemented in the edition
+    # the LMS files: the roster's logins and SIS IDs, as they are
+    canvas = list(csv.reader(open(out / "canvas.csv", encoding="utf-8")))
+    assert {r[3] for r in canvas[2:]} == set(LOGINS) and {r[2] for r in canvas[2:]} == {f"S{i:03}" for i in range(10)}
+    moodle = {r[0]: r[1] for r in list(csv.reader(open(out / "moodle.csv", encoding="utf-8")))[1:]}
+    assert moodle == {login: book[n]["total"] for n, login in zip(NAMES, LOGINS, strict=True)}
+    run = json.loads((out / "run.json").read_text())
+    assert run["assignment"]["name"] == "Week 5"
+    print(f"class of 10 graded with --assignment and --anonymous in {seconds:.1f} s")
+
+
+def test_another_assignment_never_overwrites_this_ones_folder(course, capsys, tmp_path):
+    home, subs = course
+    out = tmp_path / "shared"
+    assert grade(subs, "--out", str(out)) == 0
+    (home / "other.toml").write_text(WEEK.replace("Week 5", "Week 6").replace("= 16", "= 8"))
+    code = cli.main(["grade", str(subs), "--assignment", "other.toml", "--no-progress", "--out", str(out)])
+    assert code == 2 and "another assignment" in capsys.readouterr().err
+    assert json.loads((out / "run.json").read_text())["assignment"]["name"] == "Week 5"
+    shutil.rmtree(out)
