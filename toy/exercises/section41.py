@@ -93,7 +93,8 @@ question("ex-4-1-telescope", "ex-4-1-telescope",
          draw=_draw_response, tolerance=0.005,
          mistakes=lambda s: [(_telescope_sum(s) + exact.value(reference_policy(s["preset"], s["temperature"]),
                                                                s["reward"], _X, ()),
-                              "That is the reward r(x, y) itself: a term of the telescoping sum is missing.")], practice=True)
+                              "That is the reward r(x, y) itself: a term of the telescoping sum is missing.")],
+         practice=True)
 rubric("ex-4-1-telescope",
        ("(a) writes A(s_t, y_t) = V(s_{t+1}) − V(s_t) and shows that the sum collapses to V(s_T) − V(s_0)"
         " (split: 1 for writing each advantage as a difference of consecutive values; 1 for the collapse to "
