@@ -238,6 +238,7 @@ def test_the_page_script_reads_numbers_as_readers_type_them():
 
 
 def test_the_static_view_holds_the_books_setting_only(monkeypatch):
+    monkeypatch.setattr(Q, "_student", [None, None, False])  # as in a fresh kernel: no student(...) call yet
     monkeypatch.setenv(Q.VIEW_ENV, "static")
     monkeypatch.setenv(Q.STUDENT_ENV, "student-0")  # a student's name never reaches the page
     for exercise in sorted({q.exercise for q in Q.QUESTIONS.values()}):
