@@ -305,6 +305,11 @@ def main(argv=None) -> int:
             return 130
         for what in ("gradebook", "grades", "similarity", "feedback", "written", "written_marks", "canvas", "moodle"):
             print(f"{what}: {about[what]}")
+        if lms_roster is not None:
+            from . import returns
+
+            for what, where in returns.write(out, taken, lms_roster, secret, about["assignment"]["name"]).items():
+                print(f"{what}: {where}")
         print(f"seed of the hidden cases: {about['seed']}; {about['submissions']} submissions, "
               f"{about['graded_now']} graded now in {about['seconds']:g} s")
         for what, said in about["sandbox"].items():

@@ -11,19 +11,22 @@ each platform is graded in one command, each student's instance the one their ow
 from __future__ import annotations
 
 import csv
-import os
+import re
+import time
 import unicodedata
 import zipfile
+from html import escape
 
 import nbformat
 import pytest
 
-from course import cli, lms
+from course import cli, lms, maths, returns
 from course import roster as rosters
 from course import secret as course_secret
 from course.tables import read_cell
 from tests.test_assignments import NOTEBOOK, WEEK, answered
 from tests.test_grading import LIMITS, own_uids
+from toy.exercises import questions as Q
 
 NB = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
 CANVAS_ROSTER = ("Student,ID,SIS User ID,SIS Login ID,Section,Week 5 (123)\n"
@@ -203,16 +206,38 @@ def test_a_plain_folder_is_still_the_graders_own_layout(tmp_path):
 # --- end to end: one command per platform ----------------------------------------------------------------------
 
 
-@pytest.fixture
-def canvas_course(tmp_path, monkeypatch):
+def lms_course(tmp_path, monkeypatch, roster_text):
+    """A course folder whose editions were written from the LMS's own roster export (``gradebook.csv``)."""
     own_uids(monkeypatch)
     home = tmp_path / "course"
     home.mkdir()
     monkeypatch.setenv("TOYBOOK_COURSE_DIR", str(home))
-    (home / "gradebook.csv").write_text(CANVAS_ROSTER, encoding="utf-8")
+    (home / "gradebook.csv").write_text(roster_text, encoding="utf-8")
     (home / "week.toml").write_text(WEEK)
     assert cli.main(["editions", "--assignment", "week.toml", "--students", "gradebook.csv"]) == 0
     return home, course_secret.load(home)
+
+
+@pytest.fixture
+def canvas_course(tmp_path, monkeypatch):
+    return lms_course(tmp_path, monkeypatch, CANVAS_ROSTER)
+
+
+@pytest.fixture
+def moodle_course(tmp_path, monkeypatch):
+    return lms_course(tmp_path, monkeypatch, MOODLE_ROSTER)
+
+
+def grade_archive(archive, out) -> int:
+    return cli.main(["grade", str(archive), "--roster", "gradebook.csv", "--assignment", "week.toml", "--out",
+                     str(out), "--no-progress", "--jobs", "2", "--timeout", "120", "--memory-mb",
+                     str(LIMITS.memory_mb)])
+
+
+def self_contained(page: str) -> bool:
+    """No script, and nothing fetched: no http(s) or protocol-relative address in any src, href or url()."""
+    return ("<script" not in page.lower() and not re.search(r"""<[^>]+\s(src|href)\s*=\s*["']?(https?:)?//""", page)
+            and not re.search(r"url\(\s*['\"]?(https?:)?//", page))
 
 
 def own_notebook(home, secret, name: str, right: bool = True) -> bytes:
@@ -233,9 +258,9 @@ def test_a_canvas_download_is_graded_in_one_command_with_each_students_own_insta
         "lixiaolong_1003_5003_notes.pdf": b"%PDF",
     })
     out = tmp_path / "out"
-    code = cli.main(["grade", str(archive), "--roster", "gradebook.csv", "--assignment", "week.toml", "--out",
-                     str(out), "--no-progress", "--jobs", "2", "--timeout", "120", "--memory-mb",
-                     str(LIMITS.memory_mb)])
+    start = time.monotonic()
+    code = grade_archive(archive, out)
+    seconds = time.monotonic() - start
     said = capsys.readouterr().out
     assert code == 0, said
     assert "intake (canvas): 3 notebooks from 3 students of 3 on the roster, matched by Canvas id" in said
@@ -250,4 +275,60 @@ def test_a_canvas_download_is_graded_in_one_command_with_each_students_own_insta
     canvas = list(csv.reader(open(out / "canvas.csv", encoding="utf-8")))
     assert {r[3] for r in canvas[2:]} == {"jnunez", "zmehr", "li"}
     assert all(p.resolve().is_relative_to(out.resolve()) for p in out.rglob("*"))
-    assert not os.listdir(tmp_path / "course" / "grades") if (tmp_path / "course" / "grades").exists() else True
+    assert not (tmp_path / "course" / "grades").exists()
+    # grades back: Canvas's import, matched by ID, in the export's own column
+    with open(out / "canvas-import.csv", newline="", encoding="utf-8") as f:
+        back = list(csv.reader(f))
+    assert back[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Week 5 (123)"]
+    assert back[1][0] == "Points Possible"
+    ids = {r[1]: r[5] for r in back[2:]}
+    assert ids == {"1001": book[names[0]]["total"], "1002": book[names[1]]["total"], "1003": book[names[2]]["total"]}
+    # feedback back: a zip for "Re-upload submissions", each page named as its file was downloaded
+    with zipfile.ZipFile(out / "canvas-feedback.zip") as z:
+        assert sorted(z.namelist()) == sorted([f"nunezjose_1001_5001_{NOTEBOOK}.html",
+                                               f"mehrabadizahra_LATE_1002_5002_{NOTEBOOK[:-6]}-1.ipynb.html",
+                                               f"lixiaolong_1003_5003_{NOTEBOOK}.html"])
+        page = z.read(f"nunezjose_1001_5001_{NOTEBOOK}.html").decode()
+    assert self_contained(page) and "Feedback for Núñez, José" in page
+    assert "ex-4-3-discount-a" in page and "Your question: The result at work: at γ =" in page
+    key = course_secret.student_key(secret, names[0])
+    q = Q.QUESTIONS["ex-4-3-discount-a"]
+    assert escape(q.spec(q.instance(names[0], key))["prompt"], quote=False) in page  # the instance their edition showed
+    print(f"Canvas download of 3 graded and returned in {seconds:.1f} s")
+
+
+def test_a_moodle_download_is_graded_and_returned_as_moodle_takes_it_in(moodle_course, tmp_path, capsys):
+    home, secret = moodle_course
+    names = ["José Núñez", "Zahra Mehr\u200cAbadi", "李小龍"]
+    archive = tmp_path / "moodle.zip"
+    make_zip(archive, {
+        f"José Núñez_5501_assignsubmission_file/{NOTEBOOK}": own_notebook(home, secret, names[0]),
+        f"Zahra Mehr\u200cAbadi_5502_assignsubmission_file/{NOTEBOOK}": own_notebook(home, secret, names[1], False),
+        "李小龍_5503_assignsubmission_file/notes.txt": b"no notebook",
+    })
+    out = tmp_path / "out"
+    assert grade_archive(archive, out) == 0
+    said = capsys.readouterr().out
+    assert "intake (moodle): 2 notebooks from 2 students of 3 on the roster" in said and "notes.txt (李小龍)" in said
+    with open(out / "gradebook.csv", newline="", encoding="utf-8") as f:
+        book = {read_cell(r["student"]): r for r in csv.DictReader(f)}
+    assert float(book[names[0]]["ex-4-3-discount-a"]) > 0 == float(book[names[1]]["ex-4-3-discount-a"])
+    with open(out / "moodle-worksheet.csv", newline="", encoding="utf-8") as f:
+        sheet = list(csv.DictReader(f))
+    assert [r["Identifier"] for r in sheet] == ["Participant 5501", "Participant 5502", "Participant 5503"]
+    assert [r["Grade"] for r in sheet] == [book[names[0]]["total"], book[names[1]]["total"], ""]
+    assert sheet[0]["Maximum Grade"] == "18.00" and sheet[2]["Status"] == "No submission"
+    with zipfile.ZipFile(out / "moodle-feedback.zip") as z:
+        assert sorted(z.namelist()) == sorted(["José Núñez_5501_assignsubmission_file_feedback.html",
+                                               "Zahra Mehr\u200cAbadi_5502_assignsubmission_file_feedback.html"])
+        page = z.read("José Núñez_5501_assignsubmission_file_feedback.html").decode()
+    assert self_contained(page) and "Feedback for José Núñez" in page
+
+
+def test_a_feedback_page_typesets_maths_and_passes_no_html_through():
+    page = returns.feedback_page("# Feedback\n\n- **ex-4-3-discount-a** (1 of 1): right. $\\gamma^2$ is it\n"
+                                 "- <script>alert(1)</script> <img src=http://x.example/a.png>\n",
+                                 "t", {"ex-4-3-discount-a": "at γ = 0.7"})
+    assert self_contained(page) and "&lt;script&gt;" in page and "Your question: at γ = 0.7" in page
+    assert not self_contained('<img src="https://x.example/a.png">') and not self_contained("<script></script>")
+    assert ("katex" in page) != bool(maths.missing())  # typeset where KaTeX is installed
