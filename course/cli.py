@@ -99,6 +99,12 @@ def grade(folder: Path, out: Path, jobs: int = 1, timeout: float = 600, cell_tim
                        assignment=assignment, secret=secret, roster=roster)
 
 
+def editions_book():
+    from .editions import book
+
+    return book()
+
+
 def editions_book_names() -> list[str]:
     """The file names of the book's notebooks (what a submission is graded as)."""
     from .editions import book_notebooks
@@ -190,6 +196,13 @@ def main(argv=None) -> int:
                        "names (the course's secret stays with you)")
     p.add_argument("--students", type=Path, default=None, metavar="ROSTER",
                    help="the roster (default: the course folder's roster.csv or roster.txt)")
+    p = sub.add_parser("gradescope", help="write Gradescope's autograder zip (setup.sh, run_autograder, the book's "
+                       "code, the course's secret, roster and assignment)")
+    p.add_argument("--out", type=Path, default=None, help="default: ~/toybook-course/gradescope-autograder.zip")
+    p.add_argument("--roster", type=Path, default=None, metavar="ROSTER", dest="roster_file",
+                   help="the roster given to editions (default: the course folder's roster.csv or roster.txt)")
+    p.add_argument("--assignment", type=Path, default=None, metavar="FILE", dest="assignment_file",
+                   help="grade only the assignment's exercises, at its points")
     p = sub.add_parser("nbgrader", help="write an nbgrader course folder with the chapter as one assignment")
     p.add_argument("--out", type=Path, default=None, help="default: ~/toybook-course/nbgrader-course")
     p.add_argument("--assignment", default=ASSIGNMENT)
@@ -318,6 +331,26 @@ def main(argv=None) -> int:
             print(f"written answers: {about['marking_pages']} marking pages in {about['written']}; fill in the column "
                   f"given of {about['written_marks']}, then run:")
             print("  " + resume_command(sys.argv[1:] if argv is None else list(argv), out))
+    elif args.command == "gradescope":
+        from .gradescope import write_autograder
+
+        try:
+            secret = course_secret.load(home())
+            roster_file = course_file(args.roster_file) or default_roster()
+            assignment_file = course_file(args.assignment_file)
+            if roster_file:
+                rosters.read(roster_file)
+            if assignment_file:
+                _assignment(assignment_file, editions_book())
+        except ValueError as err:
+            parser.error(str(err))
+        out = (args.out or home() / "gradescope-autograder.zip").resolve()
+        write_autograder(out, secret, roster_file, assignment_file)
+        print(f"autograder: {out}")
+        print(f"  roster: {roster_file or 'none (each instance is drawn from the Gradescope name)'}; assignment: "
+              f"{assignment_file or 'every exercise'}; course secret: {'in it' if secret else 'none yet'} "
+              "(the zip is the instructor's: never hand it out)")
+        print("  Gradescope: Programming Assignment > Configure Autograder > Zip file upload: this file")
     else:
         from .editions import book_notebooks
         from .nbgrader_release import write_course
