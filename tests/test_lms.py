@@ -11,11 +11,15 @@ each platform is graded in one command, each student's instance the one their ow
 from __future__ import annotations
 
 import csv
+import io
+import os
 import re
+import subprocess
 import time
 import unicodedata
 import zipfile
 from html import escape
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -332,3 +336,71 @@ def test_a_feedback_page_typesets_maths_and_passes_no_html_through():
     assert self_contained(page) and "&lt;script&gt;" in page and "Your question: at γ = 0.7" in page
     assert not self_contained('<img src="https://x.example/a.png">') and not self_contained("<script></script>")
     assert ("katex" in page) != bool(maths.missing())  # typeset where KaTeX is installed
+
+
+# --- the instructors' page: every command of Route 3 run as printed ---------------------------------------------
+
+ROUTE = "### Route 3: what your LMS hands out, and back"
+
+
+def route_blocks() -> list[list[str]]:
+    page = (Path(__file__).resolve().parents[1] / "book" / "instructors.md").read_text(encoding="utf-8")
+    section = page.split(ROUTE, 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
+    return [[line for line in block.split("```", 1)[0].splitlines() if line.strip()]
+            for block in section.split("```bash\n")[1:]]
+
+
+def download(kind: str, course: Path, names: list[str], ids: list[str]) -> bytes:
+    """The LMS's download of the editions ``names`` (each answered right), laid out as ``kind`` writes it."""
+    secret = course_secret.load(course)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        if kind == "gradescope":
+            z.writestr("submission_metadata.yml", "".join(
+                f"submission_{100 + i}:\n  :submitters:\n  - :name: {n}\n    :sid: {sid}\n    :email: x{i}@x\n"
+                for i, (n, sid) in enumerate(zip(names, ids, strict=True))))
+        for i, (name, lms_id) in enumerate(zip(names, ids, strict=True)):
+            data = own_notebook(course, secret, name)
+            member = {"canvas": f"student{i}_{lms_id}_{900 + i}_{NOTEBOOK}",
+                      "moodle": f"{name}_{lms_id}_assignsubmission_file_{NOTEBOOK}",
+                      "gradescope": f"submission_{100 + i}/{NOTEBOOK}"}[kind]
+            z.writestr(member, data)
+    return buffer.getvalue()
+
+
+@pytest.mark.slow
+def test_every_command_of_route_3_runs_as_printed(tmp_path, monkeypatch):
+    own_uids(monkeypatch)
+    root = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if k != "TOYBOOK_COURSE_DIR"} | {"HOME": str(tmp_path)}
+    course = tmp_path / "toybook-course"
+    course.mkdir()
+    (tmp_path / "Downloads").mkdir()
+    (course / "canvas-gradebook.csv").write_text(CANVAS_ROSTER, encoding="utf-8")
+    (course / "moodle-worksheet.csv").write_text(MOODLE_ROSTER, encoding="utf-8")
+    (course / "roster.csv").write_text(COURSE_ROSTER, encoding="utf-8")
+    blocks = route_blocks()
+    assert len(blocks) == 3 and all(any(line.startswith("# writes") for line in b) for b in blocks)
+    kinds = {"submissions.zip": ("canvas", CANVAS_ROSTER), "moodle-submissions.zip": ("moodle", MOODLE_ROSTER),
+             "gradescope-export.zip": ("gradescope", COURSE_ROSTER)}
+    for block in blocks:
+        for line in block:
+            if line.startswith("# writes"):
+                written = line.split("# writes ", 1)[1].split(":", 1)
+                folder = Path(written[0].replace("~", str(tmp_path)))
+                assert folder.exists(), line
+                for name in (written[1].split(",") if len(written) > 1 else []):
+                    assert (folder / name.strip()).exists(), (folder, name)
+                continue
+            found = re.search(r"~/Downloads/(\S+)", line)
+            if found:  # the download the LMS would give, from the editions just written
+                kind, text = kinds[found.group(1)]
+                roster = lms.parse_roster(text)
+                ids = [m.lms_id or m.sis_id for m in roster.members]
+                (tmp_path / "Downloads" / found.group(1)).write_bytes(
+                    download(kind, course, [m.name for m in roster.members], ids))
+            done = subprocess.run(["bash", "-c", line], cwd=root, env=env, capture_output=True, text=True,
+                                  timeout=600)
+            assert done.returncode == 0, (line, done.stdout[-2000:], done.stderr[-2000:])
+            if found:
+                assert "3 notebooks from 3 students of 3 on the roster" in done.stdout, done.stdout
