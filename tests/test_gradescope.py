@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 import zipfile
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import pytest
 
 from course import cli, gradescope
 from course import secret as course_secret
+from tests.test_grading import own_uids
 from toy.exercises import questions as Q
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,6 +101,31 @@ def run(ag: Path, no_bwrap: bool = False) -> subprocess.CompletedProcess:
     return subprocess.run(argv, capture_output=True, text=True, timeout=300)
 
 
+def _uid(pid: str) -> int:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return -1
+
+
+def _alive(low: int, high: int) -> list[str]:
+    """Processes of the uids ``low``..``high`` still running (not zombies) after up to 2 s."""
+    for _ in range(20):
+        left = []
+        for pid in os.listdir("/proc"):
+            if pid.isdigit() and _uid(pid) in range(low, high):
+                try:
+                    state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+                except (OSError, IndexError):
+                    continue
+                if state != "Z":
+                    left.append(pid)
+        if not left:
+            return []
+        time.sleep(0.1)
+    return left
+
+
 def valid(results: dict) -> None:
     """Gradescope's results.json: score, output, tests each with score, max_score, name, output, visibility."""
     assert isinstance(results["score"], (int, float)) and isinstance(results["output"], str)
@@ -150,8 +177,10 @@ def test_an_honest_submission_gets_its_own_instance_marked(autograder, tmp_path,
     assert said in results["output"] and "fresh unprivileged uid" in results["output"]
 
 
-def test_a_hostile_submission_cannot_write_the_results_read_the_secret_or_run_as_root(autograder, tmp_path):
+def test_a_hostile_submission_cannot_write_the_results_read_the_secret_or_run_as_root(autograder, tmp_path,
+                                                                                    monkeypatch):
     zip_path, secret = autograder
+    low, high = own_uids(monkeypatch)  # bwrap passes the environment on: this test's sandboxes use these uids
     nb = answered("Ana", course_secret.student_key(secret, "Ana"))
     for cell in nb.cells:
         if cell.source.startswith("def discounted_return") and "solution" in cell.metadata.get("tags", []):
@@ -171,6 +200,7 @@ def test_a_hostile_submission_cannot_write_the_results_read_the_secret_or_run_as
         # passes only where the sandbox neither ran as root nor could read the course secret
         assert tests["4.3-discounted-return (code)"]["score"] == 2, (no_bwrap, tests)
         assert "Graded as Ana (email ana@example.edu on the roster)" in results["output"]
+        assert not _alive(low, high), no_bwrap  # the background process died with its sandbox, both ways
     assert not [p for p in (ag / "source").iterdir() if p.owner() != "root"]
 
 
