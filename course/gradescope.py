@@ -183,8 +183,8 @@ def grade(root: Path = Path("/autograder"), seed: int | None = None) -> dict:
             mark = (int(r["status"] == "pass") / defaults[part] * points) if part in defaults and points else 0
             output = f"{r['status']}: {r['message']} ({r['cases_passed']} of {r['cases_total']} hidden cases)"
             output += "".join(f"\n- {p}" for p in r.get("problems", [])[:3])
-            tests.append({"name": f"{part} (code)", "score": round(mark, 4), "max_score": round(points, 4), "output": output,
-                          "visibility": VISIBILITY})
+            tests.append({"name": f"{part} (code)", "score": round(mark, 4), "max_score": round(points, 4),
+                          "output": output, "visibility": VISIBILITY})
         for a in record.get("answers", []):
             q = questions.QUESTIONS.get(a["question"])
             if q is None or not assignment.picks(label_of.get(q.name, q.exercise)):
