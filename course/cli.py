@@ -83,7 +83,7 @@ def grade(folder: Path, out: Path, jobs: int = 1, timeout: float = 600, cell_tim
           case_timeout: float = 10, seed: int | None = None, limits: sandbox.Limits | None = None,
           resume: bool = False, students: list[str] | None = None, progress: bool = True,
           anonymous: bool = False, assignment_file: Path | None = None, secret: bytes | None = None,
-          roster_file: Path | None = None) -> dict:
+          roster_file: Path | None = None, roster: dict | None = None) -> dict:
     """Grade every submission in ``folder`` (``course.classroom.grade_class``) with the course's ``secret`` (None:
     instances drawn from the names alone) and the LMS identities of ``roster_file``; return what run.json says."""
     from . import editions
@@ -92,10 +92,24 @@ def grade(folder: Path, out: Path, jobs: int = 1, timeout: float = 600, cell_tim
     settings = Settings(setup_seconds=cell_timeout, case_seconds=case_timeout, limits=limits or sandbox.Limits())
     book = editions.book()
     assignment = _assignment(assignment_file, book)
-    roster = rosters.identities(rosters.read(roster_file)) if roster_file else None
+    if roster is None:
+        roster = rosters.identities(rosters.read(roster_file)) if roster_file else None
     return grade_class(folder, out, book, jobs=jobs, timeout=timeout, settings=settings, seed=seed,
                        resume=resume, students=students, progress=progress, anonymous=anonymous,
                        assignment=assignment, secret=secret, roster=roster)
+
+
+def editions_book():
+    from .editions import book
+
+    return book()
+
+
+def editions_book_names() -> list[str]:
+    """The file names of the book's notebooks (what a submission is graded as)."""
+    from .editions import book_notebooks
+
+    return [Path(p).name for p in book_notebooks()]
 
 
 def _assignment(path: Path | None, book: dict):
@@ -146,7 +160,11 @@ def main(argv=None) -> int:
                         "student/<name>/ holds each one's own edition (default: the course folder's roster.csv or "
                         "roster.txt, if there is one)")
     p = sub.add_parser("grade", help="grade a folder of completed notebooks")
-    p.add_argument("submissions", type=Path)
+    p.add_argument("submissions", type=Path, help="a folder with a folder (or a notebook) per student, or what an "
+                   "LMS hands out: Canvas's Download Submissions zip, Moodle's Download all submissions (zip or "
+                   "folder), Gradescope's Export Submissions (zip or folder), matched to --roster by the LMS's ids")
+    p.add_argument("--lms", choices=("auto", "canvas", "moodle", "gradescope", "folder"), default="auto",
+                   help="how SUBMISSIONS is laid out (default: found from its file names)")
     p.add_argument("--out", type=Path, default=None, help="default: ~/toybook-course/grades/<CLASS's name>")
     p.add_argument("--jobs", type=_positive(int), default=min(os.cpu_count() or 1, 4),
                    help="submissions graded at once (default: the cores, at most 4)")
@@ -178,6 +196,13 @@ def main(argv=None) -> int:
                        "names (the course's secret stays with you)")
     p.add_argument("--students", type=Path, default=None, metavar="ROSTER",
                    help="the roster (default: the course folder's roster.csv or roster.txt)")
+    p = sub.add_parser("gradescope", help="write Gradescope's autograder zip (setup.sh, run_autograder, the book's "
+                       "code, the course's secret, roster and assignment)")
+    p.add_argument("--out", type=Path, default=None, help="default: ~/toybook-course/gradescope-autograder.zip")
+    p.add_argument("--roster", type=Path, default=None, metavar="ROSTER", dest="roster_file",
+                   help="the roster given to editions (default: the course folder's roster.csv or roster.txt)")
+    p.add_argument("--assignment", type=Path, default=None, metavar="FILE", dest="assignment_file",
+                   help="grade only the assignment's exercises, at its points")
     p = sub.add_parser("nbgrader", help="write an nbgrader course folder with the chapter as one assignment")
     p.add_argument("--out", type=Path, default=None, help="default: ~/toybook-course/nbgrader-course")
     p.add_argument("--assignment", default=ASSIGNMENT)
@@ -228,11 +253,43 @@ def main(argv=None) -> int:
             print(f"{student.name}\ttoy.exercises.student({student.name!r}, "
                   f"{course_secret.student_key(secret, student.name)!r})")
     elif args.command == "grade":
-        if not args.submissions.is_dir():
+        from . import lms
+
+        if not args.submissions.exists():
             parser.error(f"submissions folder {args.submissions} does not exist")
         assignment_file = course_file(args.assignment_file)
-        name = args.submissions.resolve().name + (f"--{assignment_file.stem}" if assignment_file else "")
-        out = args.out or home() / "grades" / name
+        base = args.submissions.resolve()
+        name = (base.name if base.is_dir() else base.stem) + (f"--{assignment_file.stem}" if assignment_file else "")
+        out = (args.out or home() / "grades" / name).resolve()
+        layout = None if args.lms == "folder" else (lms.detect(base) if args.lms == "auto" else args.lms)
+        if layout is None and not base.is_dir():
+            parser.error(f"{args.submissions} is a file, not a folder: give --lms canvas, moodle or gradescope")
+        roster_file = course_file(args.roster_file) or default_roster()
+        lms_roster = None
+        if layout is not None:
+            if roster_file is None:
+                print(f"course.py grade: {args.submissions} is {layout}'s download: give --roster, the LMS's roster "
+                      "export (Canvas's gradebook CSV, Moodle's grading worksheet) or the roster given to editions, "
+                      "so each file is matched to its student by id", file=sys.stderr)
+                return 2
+            try:
+                lms_roster = lms.read_roster(roster_file)
+                out.mkdir(parents=True, exist_ok=True)
+                taken = lms.intake(base, out, lms_roster, layout if layout != "unknown" else None,
+                                   set(editions_book_names()))
+            except ValueError as err:
+                print(f"course.py grade: {err}", file=sys.stderr)
+                return 2
+            report = lms.write_report(out, taken)
+            print(f"intake ({taken.layout}): {sum(len(v) for v in taken.matched.values())} notebooks from "
+                  f"{len(taken.matched)} students of {len(lms_roster.members)} on the roster, matched by "
+                  f"{'SID or email' if layout == 'gradescope' else layout.capitalize() + ' id'}; report: {report}")
+            for line in taken.report:
+                print(f"  {line}")
+            if not taken.matched:
+                print("course.py grade: no notebook matched a student on the roster: nothing to grade",
+                      file=sys.stderr)
+                return 2
         try:
             secret = course_secret.load(home())
         except ValueError as err:
@@ -244,10 +301,11 @@ def main(argv=None) -> int:
         limits = sandbox.Limits(memory_mb=args.memory_mb, processes=args.processes, disk_mb=args.disk_mb,
                                 cpu_seconds=int(args.timeout) + 60)
         try:
-            about = grade(args.submissions, out, args.jobs, args.timeout, args.cell_timeout, args.case_timeout,
+            about = grade(taken.folder if lms_roster else args.submissions, out, args.jobs, args.timeout,
+                          args.cell_timeout, args.case_timeout,
                           args.seed, limits, args.resume, args.student, progress=not args.no_progress,
                           anonymous=args.anonymous, assignment_file=assignment_file, secret=secret,
-                          roster_file=course_file(args.roster_file) or default_roster())
+                          roster_file=roster_file, roster=lms_roster.students() if lms_roster else None)
         except sandbox.Refused as err:
             print(f"course.py grade: refused: {err}", file=sys.stderr)
             return 2
@@ -260,6 +318,11 @@ def main(argv=None) -> int:
             return 130
         for what in ("gradebook", "grades", "similarity", "feedback", "written", "written_marks", "canvas", "moodle"):
             print(f"{what}: {about[what]}")
+        if lms_roster is not None:
+            from . import returns
+
+            for what, where in returns.write(out, taken, lms_roster, secret, about["assignment"]["name"]).items():
+                print(f"{what}: {where}")
         print(f"seed of the hidden cases: {about['seed']}; {about['submissions']} submissions, "
               f"{about['graded_now']} graded now in {about['seconds']:g} s")
         for what, said in about["sandbox"].items():
@@ -268,6 +331,26 @@ def main(argv=None) -> int:
             print(f"written answers: {about['marking_pages']} marking pages in {about['written']}; fill in the column "
                   f"given of {about['written_marks']}, then run:")
             print("  " + resume_command(sys.argv[1:] if argv is None else list(argv), out))
+    elif args.command == "gradescope":
+        from .gradescope import write_autograder
+
+        try:
+            secret = course_secret.load(home())
+            roster_file = course_file(args.roster_file) or default_roster()
+            assignment_file = course_file(args.assignment_file)
+            if roster_file:
+                rosters.read(roster_file)
+            if assignment_file:
+                _assignment(assignment_file, editions_book())
+        except ValueError as err:
+            parser.error(str(err))
+        out = (args.out or home() / "gradescope-autograder.zip").resolve()
+        write_autograder(out, secret, roster_file, assignment_file)
+        print(f"autograder: {out}")
+        print(f"  roster: {roster_file or 'none (each instance is drawn from the Gradescope name)'}; assignment: "
+              f"{assignment_file or 'every exercise'}; course secret: {'in it' if secret else 'none yet'} "
+              "(the zip is the instructor's: never hand it out)")
+        print("  Gradescope: Programming Assignment > Configure Autograder > Zip file upload: this file")
     else:
         from .editions import book_notebooks
         from .nbgrader_release import write_course

@@ -110,6 +110,10 @@ def read(path: Path) -> list[Student]:
         raise ValueError(f"the roster {path} could not be read ({err.strerror})") from None
     except UnicodeDecodeError:
         raise ValueError(f"the roster {path} is not UTF-8 text: save it as UTF-8") from None
+    from . import lms  # Canvas's gradebook export and Moodle's grading worksheet are rosters too
+
+    if lms._kind(next(csv.reader(io.StringIO(text.lstrip("\ufeff"))), [])) != "roster":
+        return [Student(m.name, m.login or m.name, m.sis_id) for m in lms.parse_roster(text, str(path)).members]
     return parse(text, str(path), True if Path(path).suffix.lower() == ".csv" else None)
 
 

@@ -48,8 +48,9 @@ def main() -> None:
     sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
     sys.modules["nbformat"] = None  # plotly would import it (2 s) to render in notebooks; nothing renders here
     _not_dumpable()
-    os.makedirs("/tmp/work", exist_ok=True)
-    os.chdir("/tmp/work")
+    work = os.environ.get("TOYBOOK_WORK", "/tmp/work")  # set by the uid isolation only (no private /tmp there)
+    os.makedirs(work, exist_ok=True)
+    os.chdir(work)
 
     import json
     import secrets
@@ -195,7 +196,7 @@ def _recording_check(toy):
 
 def _shell():
     """An IPython shell (not a kernel) to run cells as Jupyter does: magics, ``!`` commands, ``get_ipython()``."""
-    os.environ["IPYTHONDIR"] = "/tmp/.ipython"
+    os.environ["IPYTHONDIR"] = os.path.join(os.environ.get("HOME", "/tmp"), ".ipython")
     from IPython.core.interactiveshell import InteractiveShell
     from traitlets.config import Config
 
