@@ -172,6 +172,75 @@ def test_each_chapter_page_has_a_pdf_with_its_title_and_headings_as_bookmarks(si
     assert pages == sorted(pages), f"bookmarks out of reading order: {marks}"
 
 
+def page_texts(pdf, title: str) -> list[str]:
+    """Each page's text (``flat``), without its header (the page's title) and footer ("page X of Y")."""
+    texts = []
+    for page in pdf.pages:
+        text = re.sub(r"page\d+of\d+", "", flat(page.extract_text() or ""))
+        texts.append(text.replace(flat(title), "", 1) if text.endswith(flat(title)) or text.startswith(flat(title))
+                     else text)
+    return texts
+
+
+NEARLY_EMPTY = 200  # characters of text (about two lines; a full page holds about 3,000): a page with less (but the
+# last) is blank or nearly so. A few lines before a figure too tall to share their page are allowed.
+FOOT = 100  # characters after a heading on its page, at least: a heading needs some of its section below it
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("doc", PAGES, ids=[slug(d) for d in PAGES])
+def test_no_printed_page_is_blank_or_nearly_empty(site, doc):
+    """Issue 42: 4.5 printed a blank page (the empty border of a long code cell), 4.3 two nearly empty ones (a
+    heading; the fate filter), as a block that avoids breaks but is taller than a page was pushed on."""
+    pdf = reader(site / toypdf.page_pdf(doc))
+    texts = page_texts(pdf, pdf.metadata.title)
+    short = [(i + 1, len(t), t[:60]) for i, t in enumerate(texts[:-1])
+             if len(t) < NEARLY_EMPTY and not pdf.pages[i].images]
+    assert short == [], f"{doc}: nearly empty pages (page, characters, text): {short}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("doc", PAGES, ids=[slug(d) for d in PAGES])
+def test_headings_are_whole_on_the_page_of_their_section_and_bookmarked_there(site, doc):
+    """Issue 42: no heading alone at a page's foot ("The easy side", "The table"), none split across two pages,
+    and each bookmark on its heading's page (they landed a page early)."""
+    pdf = reader(site / toypdf.page_pdf(doc))
+    texts = page_texts(pdf, pdf.metadata.title)
+    marks = outline(pdf)[1:]
+    if texts[0].startswith("Contents"):  # the theme's print-only list of the page's headings: not the headings
+        rest = texts[0][len("Contents"):]
+        for _depth, title, _index in marks:
+            rest = rest[len(flat(title)):] if rest.startswith(flat(title)) else rest
+        texts[0] = rest
+    problems = []
+    for _depth, title, index in marks:
+        key = flat(title)
+        where = [i for i, t in enumerate(texts) if key in t]
+        if not where:
+            problems.append(f"{title!r}: not whole on any page (split across two?)")
+            continue
+        if index not in where:
+            problems.append(f"{title!r}: bookmarked on page {index + 1}, printed on page(s) "
+                            f"{[i + 1 for i in where]}")
+            continue
+        text = texts[index]
+        after = text[text.index(key) + len(key):]
+        if len(after) < FOOT and index < len(texts) - 1:
+            problems.append(f"{title!r}: at the foot of page {index + 1} ({len(after)} characters after it)")
+    assert problems == [], f"{doc}: {problems}"
+
+
+@pytest.mark.slow
+def test_no_screen_only_toggle_or_filter_is_printed(site):
+    """Issue 42: "Show code cell source" (a folded code cell) and 4.3's fate filter work on a screen only."""
+    found = {}
+    for path in ALL_PDFS:
+        text = pdf_text(reader(site / path))
+        found.update({f"{path}: {what}": text.count(flat(what)) for what in ("Show code cell source", "Show fate")
+                      if flat(what) in text})
+    assert found == {}, found
+
+
 def _link_problems(site: Path, pdf_path: Path) -> list[str]:
     """Every link annotation of a PDF in the site that does not resolve: an internal one to no page of the PDF,
     a relative one to no file of the site (or no such id in it), an http(s) one malformed or to this machine."""

@@ -24,7 +24,8 @@ Each print is then finished with pypdf:
   HTML pages: ``4.2-easy-and-hard.html#x``, ``../../book/bibliography.html#key``); links within the PDF (a
   fragment of the page, or in a chapter's PDF a page of that chapter) go to their place in the PDF;
 * the bookmarks are the page's title with its h2 and h3 headings under it, placed where Chromium put each
-  heading's section (its named destination), else where Chromium's own bookmark for it is;
+  heading's section (its named destination; the next page's top when the heading itself is printed there),
+  else where Chromium's own bookmark for it is;
 * the tagged structure is kept (in a chapter's PDF, each page's as a part of one document), with the ids
   Chromium gives table headers (which count the browser's nodes, so change from run to run) numbered in order;
 * the metadata is fixed, so two builds of one commit give the same bytes: the title (the page's), the author
@@ -63,6 +64,7 @@ import subprocess
 import sys
 import threading
 import time
+import unicodedata
 import urllib.parse
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -430,7 +432,7 @@ def _outline(printed: Print, reader, dests: dict) -> list[tuple]:
     bookmark of the same text is, else where the heading before it is."""
     chromium = _chromium_outline(reader)
     top = float(reader.pages[0].mediabox.top)
-    entries, last, searched = [(1, printed.title, 0, 0.0, top)], (0, 0.0, top), 0
+    entries, last, searched, texts = [(1, printed.title, 0, 0.0, top)], (0, 0.0, top), 0, {}
     for heading in printed.headings:
         if not 1 < heading["level"] <= OUTLINE_LEVELS or not heading["text"]:
             continue
@@ -440,9 +442,32 @@ def _outline(printed: Print, reader, dests: dict) -> list[tuple]:
             if chromium[i][0].startswith(key):
                 place, searched = chromium[i][1], i + 1
                 break
+        if place is not None:
+            place = _on_its_page(reader, place, heading["text"], texts)
         last = last if place is None else place
         entries.append((heading["level"], heading["text"], *last))
     return entries
+
+
+def _flat(text: str) -> str:
+    """Text as compared with a print's: ligatures decomposed, no accents, no whitespace."""
+    text = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in text if not c.isspace() and unicodedata.category(c) not in ("Mn", "Cc"))
+
+
+def _on_its_page(reader, place: tuple, heading: str, texts: dict) -> tuple:
+    """``place`` (page index, left, top), or the top of the next page when the heading is printed there: a
+    section's place is its top, which stays at the foot of a page when only its margin fits there and its heading
+    goes on to the next page (the bookmark landed a page early)."""
+    def text(i):
+        if i not in texts:
+            texts[i] = _flat(reader.pages[i].extract_text() or "")
+        return texts[i]
+
+    index, key = place[0], _flat(heading)
+    if key and key not in text(index) and index + 1 < len(reader.pages) and key in text(index + 1):
+        return index + 1, 0.0, float(reader.pages[index + 1].mediabox.top)
+    return place
 
 
 def _read(printed: Print) -> _Part:
