@@ -42,8 +42,9 @@
   exists), figures' ids come from their content.
 * A quiet log: the notebooks' kernels talk over Unix sockets (no "TCP without encryption" warnings), and
   myst-parser's and myst-nb's one-line dumps of their whole configuration are dropped.
-* PDFs (``toypdf``): once the pages are finished, Chromium prints each chapter page and each whole chapter, and
-  every page's download menu offers them (a chapter page its own PDF and its chapter's, any other page every
+* PDFs (``toypdf``): once the pages are finished, Chromium prints each chapter page whose print from an earlier
+  build (kept in ``_build/.toybook-printed``) no longer matches what the page loads, and each whole chapter is put
+  together from its pages' prints; every page's download menu offers them (a chapter page its own PDF and its chapter's, any other page every
   chapter's). Without Chromium the build says so in one line, makes none and offers none.
 * A warning-free ``-W -n`` build records the hash of its inputs beside its html folder (``toysite.STAMP``), so the
   tests reuse it while it is current.
