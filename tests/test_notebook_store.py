@@ -96,3 +96,17 @@ def test_git_stores_a_notebook_saved_with_outputs_without_them(tmp_path):
     assert stored["cells"][0]["source"][-1] == "\nAn edit to the prose.\n"
     assert all(c["outputs"] == [] and c["execution_count"] is None for c in stored["cells"]
                if c["cell_type"] == "code")
+
+
+def test_the_site_offers_each_notebook_as_stored(tmp_path):
+    """A build from a notebook saved with outputs offers it for download as stored (``toybook.sources_as_stored``):
+    the site depends only on what the build's input hash counts."""
+    import toybook
+
+    text = (ROOT / NOTEBOOK).read_text(encoding="utf-8")
+    copy = tmp_path / "_sources" / NOTEBOOK
+    copy.parent.mkdir(parents=True)
+    copy.write_text(run_in_lab(text), encoding="utf-8")
+    (tmp_path / "_sources" / "as-stored.ipynb").write_text(text, encoding="utf-8")
+    assert toybook.sources_as_stored(tmp_path) == [copy]
+    assert copy.read_text(encoding="utf-8") == text

@@ -33,7 +33,7 @@ def _settings(**changed):
 
 def test_an_execution_is_replayed_only_for_the_same_inputs(tmp_path):
     nb = tmp_path / "page.ipynb"
-    nb.write_text('{"cells": []}')
+    nb.write_text('{"cells": [], "metadata": {}}')
     env = ["python 3.11", "plotly==6.0", "toy=abc"]
     key = toyexec.execution_key(nb, _settings(), env)
     assert toyexec.execution_key(nb, _settings(), list(env)) == key
@@ -43,7 +43,9 @@ def test_an_execution_is_replayed_only_for_the_same_inputs(tmp_path):
         "another timeout": toyexec.execution_key(nb, _settings(execution_timeout=60), env),
         "errors allowed": toyexec.execution_key(nb, _settings(execution_allow_errors=True), env),
     }
-    nb.write_text('{"cells": [] }')
+    nb.write_text('{"cells": [], "metadata": {"widgets": {}}}')  # what running it leaves: not an edit
+    assert toyexec.execution_key(nb, _settings(), env) == key
+    nb.write_text('{"cells": [{"cell_type": "markdown", "metadata": {}, "source": "An edit."}]}')
     others["an edited notebook"] = toyexec.execution_key(nb, _settings(), env)
     assert all(k != key for k in others.values()), [name for name, k in others.items() if k == key]
     assert len(set(others.values())) == len(others)

@@ -13,7 +13,8 @@ declares loaded, every figure drawn, and the layout left to settle until two ani
 
 **Only what changed is printed again.** A print records what the page loaded (its HTML, stylesheets, scripts,
 fonts, figure data: every request Chromium made to the site) and is kept beside the html folder
-(``_build/.toybook-printed/``), with a hash of those files' bytes, Chromium's version and this module. The next
+(``_build/.toybook-printed/``), with a hash of those files' bytes, Chromium's version, this module and the versions
+of playwright and pypdf. The next
 build reuses the print while that hash is unchanged, so a rebuild after one notebook's edit prints that page alone;
 a chapter's PDF is put together again when one of its pages' prints changed, and is otherwise reused too. The build
 says one line per PDF as it goes (printed, and in how long, or reused).
@@ -701,7 +702,16 @@ def assemble(prints: list[Print], base: str, pdf: str, title: str, author: str, 
 # -- what a print is made of, and the prints kept from earlier builds -----------------------------------------------
 @functools.cache
 def _module_digest() -> str:
-    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    """This module and the packages that print and finish a PDF (their versions)."""
+    import importlib.metadata
+
+    versions = []
+    for name in ("playwright", "pypdf"):
+        try:
+            versions.append(f"{name}=={importlib.metadata.version(name)}")
+        except importlib.metadata.PackageNotFoundError:
+            versions.append(f"{name} missing")
+    return hashlib.sha256(Path(__file__).read_bytes() + "\n".join(versions).encode()).hexdigest()
 
 
 def inputs_key(site: Path, loads, chromium: str) -> str:
