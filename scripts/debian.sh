@@ -7,7 +7,7 @@
 # /var/lib/apt/lists (apt-get update) or /var/cache/apt/archives (the download), which fail at once while another
 # apt holds them (apt 2.6): so wait for those here, up to 10 minutes.
 apt_patiently() {
-  local err waited=0 rc
+  local err waited=0 rc last
   err=$(mktemp)
   while true; do
     rc=0
@@ -19,7 +19,11 @@ apt_patiently() {
       waited=$((waited + 10))
       continue
     fi
-    cat "$err" >&2
+    # apt-get says "Waiting for cache lock: ... held by process N" once a second while it waits for dpkg's lock:
+    # one line says it waited, the rest of what it said as it said it
+    grep -v "Waiting for cache lock" "$err" >&2 || true
+    last=$(grep "Waiting for cache lock" "$err" | tail -1 | sed -E 's/^.*Waiting for cache lock: *//; s/\.\.\. *[0-9]+ *s *$//')
+    [ -z "$last" ] || echo "apt-get $1 waited for its lock ($last) before going on." >&2
     rm -f "$err"
     return "$rc"
   done

@@ -6,6 +6,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
+STRIP_FILTER=".venv/bin/python book/_ext/toysite.py strip-outputs"
+# The chapters' notebooks are stored without outputs (.gitattributes): git's clean filter, in this clone's config,
+# takes out what JupyterLab saves with them (outputs, execution counts), so running a notebook is no change to commit.
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1 \
+   && [ "$(git config --get filter.toybook-strip-outputs.clean || true)" != "$STRIP_FILTER" ]; then
+  git config filter.toybook-strip-outputs.clean "$STRIP_FILTER"
+fi
 STAMP=.venv/.toybook-setup
 if [ ! -x .venv/bin/python ]; then
   echo "Creating .venv with $("$PYTHON" --version 2>&1)..."

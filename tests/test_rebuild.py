@@ -1,6 +1,8 @@
 """A rebuild redoes only what changed (issue 33): each notebook's execution is recorded and replayed while the
 notebook, ``toy`` and the installed packages are unchanged (``book/_ext/toyexec.py``), and the pages are the same
-bytes as a clean build's. Builds of one commit are the same byte for byte, whatever an earlier build left."""
+bytes as a clean build's. Builds of one commit are the same byte for byte, whatever an earlier build left. Each
+page's print is kept and reused while what the page loads is unchanged (issue 42, ``book/_ext/toypdf.py``), so
+the rebuild prints the edited page alone, and its PDFs equal a clean build's too."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 import toyexec  # book/_ext: tests/conftest.py puts it on sys.path
+import toypdf
 import toysite
 
 from tests.conftest import build_book
@@ -30,7 +33,7 @@ def _settings(**changed):
 
 def test_an_execution_is_replayed_only_for_the_same_inputs(tmp_path):
     nb = tmp_path / "page.ipynb"
-    nb.write_text('{"cells": []}')
+    nb.write_text('{"cells": [], "metadata": {}}')
     env = ["python 3.11", "plotly==6.0", "toy=abc"]
     key = toyexec.execution_key(nb, _settings(), env)
     assert toyexec.execution_key(nb, _settings(), list(env)) == key
@@ -40,7 +43,9 @@ def test_an_execution_is_replayed_only_for_the_same_inputs(tmp_path):
         "another timeout": toyexec.execution_key(nb, _settings(execution_timeout=60), env),
         "errors allowed": toyexec.execution_key(nb, _settings(execution_allow_errors=True), env),
     }
-    nb.write_text('{"cells": [] }')
+    nb.write_text('{"cells": [], "metadata": {"widgets": {}}}')  # what running it leaves: not an edit
+    assert toyexec.execution_key(nb, _settings(), env) == key
+    nb.write_text('{"cells": [{"cell_type": "markdown", "metadata": {}, "source": "An edit."}]}')
     others["an edited notebook"] = toyexec.execution_key(nb, _settings(), env)
     assert all(k != key for k in others.values()), [name for name, k in others.items() if k == key]
     assert len(set(others.values())) == len(others)
@@ -85,6 +90,10 @@ def test_a_rebuild_after_one_edit_executes_that_notebook_alone_and_equals_a_clea
     shutil.copytree(built_site, src / "_build" / "html")
     (src / "_build" / "html" / "a-page-of-an-older-build.html").write_text("<!doctype html>")
     shutil.copytree(records, src / "_build" / toyexec.FOLDER_NAME)
+    prints = toypdf.cache_dir(built_site)
+    if not toypdf.missing():
+        assert prints.is_dir(), f"the suite's build kept no prints in {prints}"
+        shutil.copytree(prints, src / "_build" / toypdf.CACHE_NAME)
     notebook = src / f"{EDITED}.ipynb"
     nb = json.loads(notebook.read_text())
     prose = next(c for c in nb["cells"] if c["cell_type"] == "markdown" and len("".join(c["source"])) > 300)
@@ -95,6 +104,11 @@ def test_a_rebuild_after_one_edit_executes_that_notebook_alone_and_equals_a_clea
     executed, replayed = _executions(tmp_path / "rebuild.log")
     assert executed == [Path(EDITED).name], f"executed {executed}, replayed {replayed}"
     assert len(replayed) == 4 and Path(EDITED).name not in replayed
+    if not toypdf.missing():  # that page printed again, and no other; its PDF and the chapter's made again
+        log = (tmp_path / "rebuild.log").read_text()
+        assert re.findall(r"toypdf: (\S+): printed in", log) == [toypdf.page_pdf(EDITED)], log[-3000:]
+        made = re.findall(r"toypdf: (\S+): (?:printed in|the chapter's)", log)
+        assert made == [toypdf.page_pdf(EDITED), toypdf.chapters(src)[0].pdf], log[-3000:]
 
     clean = build_book(src, tmp_path / "clean", tmp_path / "clean.log")
     executed, replayed = _executions(tmp_path / "clean.log")

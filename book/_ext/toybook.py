@@ -42,9 +42,11 @@
   exists), figures' ids come from their content.
 * A quiet log: the notebooks' kernels talk over Unix sockets (no "TCP without encryption" warnings), and
   myst-parser's and myst-nb's one-line dumps of their whole configuration are dropped.
-* PDFs (``toypdf``): once the pages are finished, Chromium prints each chapter page and each whole chapter, and
-  every page's download menu offers them (a chapter page its own PDF and its chapter's, any other page every
-  chapter's). Without Chromium the build says so in one line, makes none and offers none.
+* PDFs (``toypdf``): once the pages are finished, Chromium prints each chapter page whose print from an earlier
+  build (kept in ``_build/.toybook-printed``) no longer matches what the page loads, and each whole chapter is put
+  together from its pages' prints; every page's download menu offers them (a chapter page its own PDF and its
+  chapter's, any other page every chapter's). Without Chromium the build says so in one line, makes none and
+  offers none.
 * A warning-free ``-W -n`` build records the hash of its inputs beside its html folder (``toysite.STAMP``), so the
   tests reuse it while it is current.
 """
@@ -476,12 +478,31 @@ def _notebooks_always_outdated(app, env, added, changed, removed):
     return [doc for doc in env.found_docs if str(env.doc2path(doc)).endswith(".ipynb") and doc not in added | changed]
 
 
+def sources_as_stored(outdir: Path) -> list[Path]:
+    """The notebooks the site offers for download (``_sources/``) as the repository stores them, without outputs
+    (``toysite.stored_notebook``): a notebook saved from JupyterLab with its outputs is built from, and offered, as
+    the stored one, so the build's output depends only on what its input hash counts. Returns those rewritten."""
+    rewritten = []
+    for path in sorted((Path(outdir) / "_sources").rglob("*.ipynb")):
+        text = path.read_text(encoding="utf-8")
+        try:
+            stored = toysite.stored_notebook(text)
+        except ValueError:
+            continue
+        if stored != text:
+            path.write_text(stored, encoding="utf-8")
+            rewritten.append(path)
+    return rewritten
+
+
 def _tidy_pages(app, exception):
     """After the build: every page made valid HTML and accessible (``toyhtml``), then the web fonts cut down to
-    the glyphs the finished pages and scripts can show (``toyfonts``)."""
+    the glyphs the finished pages and scripts can show (``toyfonts``), and the notebooks offered for download as
+    stored (``sources_as_stored``)."""
     if exception is None and app.builder.format == "html":
         toyhtml.tidy_site(Path(app.outdir), app.config.html_title or app.config.project)
         toyfonts.subset_site(Path(app.outdir))
+        sources_as_stored(Path(app.outdir))
 
 
 def _plan_pdfs(app):

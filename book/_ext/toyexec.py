@@ -5,7 +5,7 @@ in the running kernel as the page is rendered). What a notebook's execution give
 execution count, the kernel's ``language_info``, the value of each ``{eval}`` expression in turn, and the lines
 ``toy.quote`` appends for the Colab edition) depends only on
 
-* the notebook's own file,
+* the notebook's own file, without what running it left (outputs, execution counts: ``toysite.strip_outputs``),
 * the ``toy`` package the kernel imports, and the Python and the packages installed beside it,
 * the execution settings (timeout, errors allowed, the ``{eval}`` pattern), ``TOY_EXPLORER_VIEW`` and ``TOY_CHECKS``.
 
@@ -51,7 +51,7 @@ def execution_key(notebook_file: Path, nb_config, environment: list[str]) -> str
                 nb_config.execution_in_temp, nb_config.eval_name_regex]
     h = hashlib.sha256(f"toybook execution record {FORMAT}\n".encode())
     h.update(json.dumps([environment, [str(s) for s in settings]]).encode())
-    h.update(hashlib.sha256(Path(notebook_file).read_bytes()).digest())
+    h.update(toysite.notebook_digest(Path(notebook_file)))  # without outputs: they never change an execution
     return h.hexdigest()
 
 

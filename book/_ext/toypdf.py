@@ -6,9 +6,18 @@ own page, then its sections, in reading order) is opened in Debian's Chromium th
 drawn first (``window.toyDrawAll()``, which returns a promise), then the page is printed as the page's own print
 stylesheet lays it out (nothing is emulated): A4, with the margins of its `@page` rule (16 mm top and bottom, 14 mm
 at the sides; Chromium prefers them to the 15 mm asked for here), the page's title above and "page X of Y" below,
-bookmarks from the headings (``outline``) and a tagged (accessible) PDF. A page is printed until two of its prints
-agree (make the same PDF once finished, below): on a busy machine Chromium now and then places a line of text a
-fraction of a pixel differently, so one print alone does not make the same bytes on every build.
+bookmarks from the headings (``outline``) and a tagged (accessible) PDF. Each page is printed once, made
+deterministic before it is printed (``PAGE_FACTS_JS``, ``_print_one``): the clock fixed (``Date`` says the build's
+date), animations and transitions off (reduced motion, and a stylesheet that stops them), every font the page
+declares loaded, every figure drawn, and the layout left to settle until two animation frames see the same one.
+
+**Only what changed is printed again.** A print records what the page loaded (its HTML, stylesheets, scripts,
+fonts, figure data: every request Chromium made to the site) and is kept beside the html folder
+(``_build/.toybook-printed/``), with a hash of those files' bytes, Chromium's version, this module and the versions
+of playwright and pypdf. The next
+build reuses the print while that hash is unchanged, so a rebuild after one notebook's edit prints that page alone;
+a chapter's PDF is put together again when one of its pages' prints changed, and is otherwise reused too. The build
+says one line per PDF as it goes (printed, and in how long, or reused).
 
 Each print is then finished with pypdf:
 
@@ -16,7 +25,8 @@ Each print is then finished with pypdf:
   HTML pages: ``4.2-easy-and-hard.html#x``, ``../../book/bibliography.html#key``); links within the PDF (a
   fragment of the page, or in a chapter's PDF a page of that chapter) go to their place in the PDF;
 * the bookmarks are the page's title with its h2 and h3 headings under it, placed where Chromium put each
-  heading's section (its named destination), else where Chromium's own bookmark for it is;
+  heading's section (its named destination; the next page's top when the heading itself is printed there),
+  else where Chromium's own bookmark for it is;
 * the tagged structure is kept (in a chapter's PDF, each page's as a part of one document), with the ids
   Chromium gives table headers (which count the browser's nodes, so change from run to run) numbered in order;
 * the metadata is fixed, so two builds of one commit give the same bytes: the title (the page's), the author
@@ -32,9 +42,8 @@ title) and footer ("page 3 of 20" of that section).
 Without Chromium (or playwright, or pypdf) no PDF is made: one line says so and what to install, and the build
 goes on; the pages then offer no PDF either (``toybook``).
 
-``python book/_ext/toypdf.py _build/html [--out FOLDER]`` makes the PDFs of a built site (into ``FOLDER``, else
-into the site) and says how long it took: on 2026-12-05, on 2 cores, 35 s for chapter 4's six pages (each printed
-twice), 60 s with six busy loops running beside it; printing and comparing prints take all but about 4 s.
+``python book/_ext/toypdf.py _build/html [--out FOLDER] [--fresh]`` makes the PDFs of a built site (into
+``FOLDER``, else into the site; ``--fresh``: every page printed, nothing reused) and says how long it took.
 """
 
 from __future__ import annotations
@@ -48,6 +57,7 @@ import html
 import http.server
 import importlib.util
 import io
+import json
 import os
 import posixpath
 import re
@@ -55,6 +65,7 @@ import subprocess
 import sys
 import threading
 import time
+import unicodedata
 import urllib.parse
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -70,18 +81,35 @@ CHAPTERS = "chapters/"
 MARGIN = "15mm"
 FALLBACK_EPOCH = 1767225600  # 2026-01-01 00:00 UTC: the dates of a build with no SOURCE_DATE_EPOCH and no git
 TIMEOUT_MS = 120_000
-TRIES = 5  # prints of one page, at most, to find two that agree
+CACHE_NAME = ".toybook-printed"  # beside the html folder: _build/.toybook-printed for _build/html
+SETTLE_FRAMES = 120  # animation frames, at most, for a page's layout to settle before it is printed
+# Nothing moves while a page is printed: no animation, no transition, no smooth scrolling, no caret
+STILL_CSS = ("*, *::before, *::after { animation: none !important; transition: none !important; "
+             "scroll-behavior: auto !important; caret-color: transparent !important; }")
 OUTLINE_LEVELS = 3  # h1 (the page's title), h2, h3
 
 # What the page says about itself once its figures are drawn: its title and its headings (level, text, the id of
 # the section each heads). Only the article's headings: not the theme's print-only table of contents.
-PAGE_FACTS_JS = """async () => {
+PAGE_FACTS_JS = """async (SETTLE_FRAMES) => {
   if (typeof window.toyDrawAll === "function") await window.toyDrawAll();
   // every font the page declares, loaded now: a font is fetched only once text laid out needs it, and printing lays
   // out sections the screen skipped (their math's KaTeX fonts), without waiting for what that asks for
   await Promise.all([...document.fonts].map((font) => font.load().catch(() => null)));
   await document.fonts.ready;
-  await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  // the layout settled: two frames in a row see the same places and sizes of the page and its figures
+  const frame = () => new Promise((done) => requestAnimationFrame(() => done()));
+  const layout = () => JSON.stringify([document.documentElement.scrollHeight, document.fonts.status,
+    [...document.querySelectorAll(".js-plotly-plot, img, svg.main-svg")].map((el) => {
+      const r = el.getBoundingClientRect();
+      return [r.top, r.left, r.width, r.height];
+    })]);
+  let last = null;
+  for (let i = 0; i < SETTLE_FRAMES; i++) {
+    await frame();
+    const now = layout();
+    if (now === last) break;
+    last = now;
+  }
   const text = (el) => {
     const copy = el.cloneNode(true);
     copy.querySelectorAll(".headerlink, .katex-mathml, script, style").forEach((e) => e.remove());
@@ -221,14 +249,10 @@ class Print:
     title: str
     headings: list[dict]
     pdf: bytes
-    prints: int = 1  # how many times the page was printed to find two prints that agree
-
-
-def print_key(printed: Print, base: str) -> str:
-    """What two prints of one page must share: the bytes of the PDF made from each (``assemble``), which leaves out
-    what changes from print to print by design (the moment, the ids Chromium numbers table headers with)."""
-    pdf = assemble([printed], base, page_pdf(printed.doc), printed.title, "", FALLBACK_EPOCH)
-    return hashlib.sha256(pdf).hexdigest()
+    base: str = ""  # the address the site was served at when it was printed (its links start with it)
+    loads: tuple[str, ...] = ()  # what the page loaded: paths in the site, its own HTML included
+    seconds: float = 0.0  # how long printing it took (0 for a print reused from an earlier build)
+    key: str = ""  # what the print was made from (``inputs_key``)
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -256,39 +280,44 @@ def _band(content: str) -> str:
             f'font-family:sans-serif">{content}</div>')
 
 
-async def _print_one(browser, base: str, doc: str) -> Print:
-    """One page printed: loaded, its figures drawn and its fonts in, then printed as its print stylesheet says."""
-    page = await browser.new_page()
+def _loaded_paths(urls, base: str) -> tuple[str, ...]:
+    """The paths in the site (no query, no fragment) of the requests made to the site at ``base``."""
+    found = set()
+    for url in urls:
+        target = _site_path(url, base)
+        if target is not None:
+            found.add(target[0])
+    return tuple(sorted(found))
+
+
+async def _print_one(browser, base: str, doc: str, epoch: int = FALLBACK_EPOCH) -> Print:
+    """One page printed once, made still first: the clock fixed at ``epoch``, no animation or transition, its
+    figures drawn, its fonts in, its layout settled; then printed as its print stylesheet says. What it loaded is
+    recorded."""
+    start = time.monotonic()
+    page = await browser.new_page(reduced_motion="reduce")
+    urls: list[str] = []
+    page.on("request", lambda request: urls.append(request.url))
     try:
         page.set_default_timeout(TIMEOUT_MS)
+        await page.clock.set_fixed_time(epoch * 1000)
         await page.goto(urllib.parse.urljoin(base, f"{doc}.html"), wait_until="load")
-        facts = await page.evaluate(PAGE_FACTS_JS)
+        await page.add_style_tag(content=STILL_CSS)
+        facts = await page.evaluate(PAGE_FACTS_JS, SETTLE_FRAMES)
         data = await page.pdf(format="A4", margin={side: MARGIN for side in ("top", "right", "bottom", "left")},
                               display_header_footer=True, print_background=False, outline=True, tagged=True,
                               header_template=_band(html.escape(facts["title"])),
                               footer_template=_band('page <span class="pageNumber"></span> of '
                                                     '<span class="totalPages"></span>'))
-        return Print(doc, facts["title"], facts["headings"], data)
+        return Print(doc, facts["title"], facts["headings"], data, base=base, loads=_loaded_paths(urls, base),
+                     seconds=time.monotonic() - start)
     except Exception as err:
         raise RuntimeError(f"toypdf: printing {doc}.html failed: {err}") from err
     finally:
         await page.close()
 
 
-async def agreed(print_once, doc: str, key) -> Print:
-    """``await print_once(doc)`` until two of its prints agree (have one ``key(print)``); the first of those two,
-    with the number of prints it took."""
-    seen: dict[str, Print] = {}
-    for tries in range(1, TRIES + 1):
-        printed = await print_once(doc)
-        first = seen.setdefault(key(printed), printed)
-        if first is not printed:
-            first.prints = tries
-            return first
-    raise RuntimeError(f"toypdf: {doc}.html printed {TRIES} times, and no two prints agree")
-
-
-async def _print_all(base: str, docs: list[str], at_once: int) -> list[Print]:
+async def _print_all(base: str, docs: list[str], at_once: int, epoch: int, done) -> list[Print]:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
@@ -298,19 +327,22 @@ async def _print_all(base: str, docs: list[str], at_once: int) -> list[Print]:
 
             async def one(doc):
                 async with slots:
-                    return await _print_one(browser, base, doc)
+                    printed = await _print_one(browser, base, doc, epoch)
+                done(printed)
+                return printed
 
-            def key(printed):
-                return print_key(printed, base)
-
-            return list(await asyncio.gather(*(agreed(one, doc, key) for doc in docs)))
+            return list(await asyncio.gather(*(one(doc) for doc in docs)))
         finally:
             await browser.close()
 
 
-def print_pages(base: str, docs: list[str], at_once: int = 2) -> list[Print]:
-    """Each page (docname) of the site served at ``base``, printed by Chromium, in the order given."""
-    coro = _print_all(base, docs, at_once)
+def print_pages(base: str, docs: list[str], at_once: int = 2, epoch: int = FALLBACK_EPOCH,
+                done=lambda printed: None) -> list[Print]:
+    """Each page (docname) of the site served at ``base``, printed once by Chromium, in the order given;
+    ``done(print)`` is called as each is finished."""
+    if not docs:
+        return []
+    coro = _print_all(base, docs, at_once, epoch, done)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -401,7 +433,7 @@ def _outline(printed: Print, reader, dests: dict) -> list[tuple]:
     bookmark of the same text is, else where the heading before it is."""
     chromium = _chromium_outline(reader)
     top = float(reader.pages[0].mediabox.top)
-    entries, last, searched = [(1, printed.title, 0, 0.0, top)], (0, 0.0, top), 0
+    entries, last, searched, texts = [(1, printed.title, 0, 0.0, top)], (0, 0.0, top), 0, {}
     for heading in printed.headings:
         if not 1 < heading["level"] <= OUTLINE_LEVELS or not heading["text"]:
             continue
@@ -411,9 +443,32 @@ def _outline(printed: Print, reader, dests: dict) -> list[tuple]:
             if chromium[i][0].startswith(key):
                 place, searched = chromium[i][1], i + 1
                 break
+        if place is not None:
+            place = _on_its_page(reader, place, heading["text"], texts)
         last = last if place is None else place
         entries.append((heading["level"], heading["text"], *last))
     return entries
+
+
+def _flat(text: str) -> str:
+    """Text as compared with a print's: ligatures decomposed, no accents, no whitespace."""
+    text = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in text if not c.isspace() and unicodedata.category(c) not in ("Mn", "Cc"))
+
+
+def _on_its_page(reader, place: tuple, heading: str, texts: dict) -> tuple:
+    """``place`` (page index, left, top), or the top of the next page when the heading is printed there: a
+    section's place is its top, which stays at the foot of a page when only its margin fits there and its heading
+    goes on to the next page (the bookmark landed a page early)."""
+    def text(i):
+        if i not in texts:
+            texts[i] = _flat(reader.pages[i].extract_text() or "")
+        return texts[i]
+
+    index, key = place[0], _flat(heading)
+    if key and key not in text(index) and index + 1 < len(reader.pages) and key in text(index + 1):
+        return index + 1, 0.0, float(reader.pages[index + 1].mediabox.top)
+    return place
 
 
 def _read(printed: Print) -> _Part:
@@ -470,7 +525,7 @@ def _relink(writer, parts: list[_Part], base: str, pdf: str) -> None:
                     continue
                 action = annot.get("/A")
                 uri = action.get_object().get("/URI") if action is not None else None
-                target = _site_path(str(uri), base) if uri is not None else None
+                target = _site_path(str(uri), part.printed.base or base) if uri is not None else None
                 if target is None:
                     continue
                 path, fragment = target
@@ -644,40 +699,141 @@ def assemble(prints: list[Print], base: str, pdf: str, title: str, author: str, 
     return _with_id(out.getvalue())
 
 
+# -- what a print is made of, and the prints kept from earlier builds -----------------------------------------------
+@functools.cache
+def _module_digest() -> str:
+    """This module and the packages that print and finish a PDF (their versions)."""
+    import importlib.metadata
+
+    versions = []
+    for name in ("playwright", "pypdf"):
+        try:
+            versions.append(f"{name}=={importlib.metadata.version(name)}")
+        except importlib.metadata.PackageNotFoundError:
+            versions.append(f"{name} missing")
+    return hashlib.sha256(Path(__file__).read_bytes() + "\n".join(versions).encode()).hexdigest()
+
+
+def inputs_key(site: Path, loads, chromium: str) -> str:
+    """A hash of what a print is made of: the bytes of every file the page loaded (``loads``, paths in the site
+    ``site``; a missing file counts as missing), the Chromium that prints and this module (how it prints)."""
+    h = hashlib.sha256(f"{_module_digest()}\0{chromium}\0".encode())
+    for path in sorted(set(loads)):
+        f = Path(site) / path
+        h.update(f"{path}\0".encode())
+        h.update(hashlib.sha256(f.read_bytes()).digest() if f.is_file() else b"-")
+    return h.hexdigest()
+
+
+def cache_dir(site: Path) -> Path:
+    """Where a site's prints are kept between builds: beside its html folder (every build starts that afresh)."""
+    return Path(site).resolve().parent / CACHE_NAME
+
+
+def _cached(folder: Path, doc: str) -> tuple[Path, Path]:
+    return folder / f"{doc}.json", folder / f"{doc}.print.pdf"
+
+
+def load_print(folder: Path, site: Path, doc: str, chromium: str) -> Print | None:
+    """The print of ``doc`` kept in ``folder``, if what it was made of is unchanged in ``site``; else None."""
+    facts_path, pdf_path = _cached(folder, doc)
+    try:
+        facts = json.loads(facts_path.read_text(encoding="utf-8"))
+        data = pdf_path.read_bytes()
+    except (OSError, ValueError):
+        return None
+    if not isinstance(facts, dict) or facts.get("doc") != doc or not facts.get("loads") \
+            or hashlib.sha256(data).hexdigest() != facts.get("sha256"):
+        return None
+    key = inputs_key(site, facts["loads"], chromium)
+    if key != facts.get("key"):
+        return None
+    return Print(doc, facts["title"], facts["headings"], data, base=facts["base"], loads=tuple(facts["loads"]),
+                 key=key)
+
+
+def save_print(folder: Path, printed: Print) -> None:
+    facts_path, pdf_path = _cached(folder, printed.doc)
+    facts_path.parent.mkdir(parents=True, exist_ok=True)
+    pdf_path.write_bytes(printed.pdf)
+    facts = {"doc": printed.doc, "key": printed.key, "title": printed.title, "headings": printed.headings,
+             "base": printed.base, "loads": list(printed.loads), "sha256": hashlib.sha256(printed.pdf).hexdigest()}
+    facts_path.write_text(json.dumps(facts, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _assembled(folder: Path, path: str, prints: list[Print], title: str, author: str, epoch: int) -> tuple:
+    """(where a finished PDF is kept, the key it is kept under): what ``assemble`` makes it of."""
+    key = hashlib.sha256(json.dumps([_module_digest(), path, title, author, epoch,
+                                     [p.key for p in prints]]).encode()).hexdigest()
+    return folder / "_finished" / path, key
+
+
 # -- the whole pass ------------------------------------------------------------------------------------------------
-def make_pdfs(outdir: Path, root: Path = ROOT, target: Path | None = None, log=print) -> list[Path]:
-    """Print every chapter page of the built site ``outdir`` and write its PDF and each chapter's (into
-    ``target``, default ``outdir``, at the same paths); returns the PDFs written. Without Chromium (``missing``):
-    one line through ``log``, and no PDF."""
+def make_pdfs(outdir: Path, root: Path = ROOT, target: Path | None = None, log=print, fresh: bool = False,
+              cache: Path | None = None) -> list[Path]:
+    """Print every chapter page of the built site ``outdir`` whose print is not kept from an earlier build
+    (``cache``, default beside ``outdir``; ``fresh``: none is) and write its PDF and each chapter's (into
+    ``target``, default ``outdir``, at the same paths); returns the PDFs written. One line through ``log`` per
+    PDF as it is made. Without Chromium (``missing``): one line through ``log``, and no PDF."""
     why = missing()
     if why:
         log(left_out(why))
         return []
     start = time.monotonic()
     outdir, target = Path(outdir), Path(target or outdir)
+    folder = Path(cache) if cache is not None else cache_dir(outdir)
     books = [c for c in chapters(root) if all((outdir / f"{doc}.html").is_file() for doc in c.pages)]
     docs = [doc for chapter in books for doc in chapter.pages]
-    author, epoch = book_author(root), source_epoch(root)
-    with serve(outdir) as base:
-        printed = {p.doc: p for p in print_pages(base, docs)}
-    printing = time.monotonic() - start
+    author, epoch, chromium = book_author(root), source_epoch(root), printer()
+    printed = {} if fresh else {doc: p for doc in docs if (p := load_print(folder, outdir, doc, chromium))}
+    missing_docs = [doc for doc in docs if doc not in printed]
     written = []
 
-    def write(path: str, data: bytes):
+    def write(path: str, prints: list[Print], title: str, what: str):
+        kept, key = _assembled(folder, path, prints, title, author, epoch)
+        key_file, data = kept.with_name(kept.name + ".key"), None
+        with contextlib.suppress(OSError, ValueError):
+            recorded_key, digest = key_file.read_text().split()
+            if not fresh and recorded_key == key:
+                data = kept.read_bytes()
+                if hashlib.sha256(data).hexdigest() == digest:
+                    what = "unchanged, kept from an earlier build"
+                else:
+                    data = None
+        if data is None:
+            data = assemble(prints, "", path, title, author, epoch)
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            kept.write_bytes(data)
+            key_file.write_text(f"{key}\n{hashlib.sha256(data).hexdigest()}\n")
         (target / path).parent.mkdir(parents=True, exist_ok=True)
         (target / path).write_bytes(data)
         written.append(target / path)
+        log(f"toypdf: {path}: {what} ({len(data) / 1e6:.2f} MB)")
 
-    for chapter in books:
-        for doc in chapter.pages:
+    def page_done(p: Print):
+        p.key = inputs_key(outdir, p.loads, chromium)
+        save_print(folder, p)
+        write(page_pdf(p.doc), [p], p.title, f"printed in {p.seconds:.1f} s")
+
+    if missing_docs:
+        log(f"toypdf: printing {len(missing_docs)} of {len(docs)} chapter pages with Chromium"
+            + (f" (the other {len(docs) - len(missing_docs)} are unchanged since they were printed)"
+               if len(missing_docs) < len(docs) else ""))
+    printing = time.monotonic()
+    with serve(outdir) as base:
+        for p in print_pages(base, missing_docs, epoch=epoch, done=page_done):
+            printed[p.doc] = p
+    printing = time.monotonic() - printing
+    for doc in docs:
+        if doc not in missing_docs:
             p = printed[doc]
-            write(page_pdf(doc), assemble([p], base, page_pdf(doc), p.title, author, epoch))
+            write(page_pdf(doc), [p], p.title, "its print unchanged, put together again")
+    for chapter in books:
         pages = [printed[doc] for doc in chapter.pages]
-        write(chapter.pdf, assemble(pages, base, chapter.pdf, pages[0].title, author, epoch))
-    again = sum(p.prints > 2 for p in printed.values())
-    log(f"toypdf: {len(written)} PDFs ({len(docs)} pages, {len(books)} chapter{'s' * (len(books) != 1)}) in "
-        f"{time.monotonic() - start:.1f} s ({printing:.1f} s of it printing each page until two prints agree"
-        + (f"; {again} page{'s' * (again != 1)} printed more than twice" if again else "") + ")")
+        write(chapter.pdf, pages, pages[0].title, f"the chapter's {len(pages)} pages put together")
+    log(f"toypdf: {len(written)} PDFs ({len(missing_docs)} of {len(docs)} pages printed, {len(books)} "
+        f"chapter{'s' * (len(books) != 1)}) in {time.monotonic() - start:.1f} s ({printing:.1f} s of it printing)")
+    # (printing: Chromium started, the pages printed, and each one's PDF put together as it came)
     return written
 
 
@@ -687,8 +843,9 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description="Print a built site's chapter pages to PDF.")
     parser.add_argument("site", type=Path, help="the built site (e.g. _build/html)")
     parser.add_argument("--out", type=Path, help="where to write the PDFs (default: into the site)")
+    parser.add_argument("--fresh", action="store_true", help="print every page (reuse no print of a build before)")
     args = parser.parse_args(argv)
-    for path in make_pdfs(args.site, ROOT, args.out):
+    for path in make_pdfs(args.site, ROOT, args.out, fresh=args.fresh):
         print(f"  {path} ({path.stat().st_size / 1e6:.2f} MB)")
     return 0
 

@@ -11,15 +11,19 @@ workflow and ``toybook`` (the Sphinx extension) all read these answers from this
   ``_config.yml``, ``_toc.yml``, the installed packages and npm bundles, the repository, and the Chromium that
   prints its PDFs, or its absence: a book built without one has no PDFs, so is not current once it is there),
   which a successful warning-free build records beside its HTML (``STAMP``), so the tests reuse a build only
-  while it is current.
+  while it is current. A notebook counts without what running it leaves (``strip_outputs``): one saved with
+  outputs from JupyterLab is the same input as the one stored.
 
-``python book/_ext/toysite.py repository|colab-branch|inputs-hash`` prints one of them.
+``python book/_ext/toysite.py repository|colab-branch|inputs-hash`` prints one of them; ``toysite.py
+strip-outputs`` is git's clean filter for the notebooks (``.gitattributes``, set up by ``scripts/setup.sh``): the
+notebook on stdin, as stored (no outputs), on stdout.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import json
 import os
 import re
 import subprocess
@@ -113,6 +117,34 @@ def installed_packages() -> list[str]:
     return sorted({f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions(path=site)})
 
 
+def strip_outputs(nb: dict) -> dict:
+    """A notebook as the repository stores it: what running it leaves (each code cell's outputs and execution
+    count, JupyterLab's timing record, the widgets' saved state) taken out; the rest as it is."""
+    nb = json.loads(json.dumps(nb))
+    for cell in nb.get("cells") or []:
+        if cell.get("cell_type") == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+        (cell.get("metadata") or {}).pop("execution", None)
+    (nb.get("metadata") or {}).pop("widgets", None)
+    return nb
+
+
+def stored_notebook(text: str) -> str:
+    """The text of a notebook as stored (``strip_outputs``, written as nbformat and JupyterLab write it)."""
+    return json.dumps(strip_outputs(json.loads(text)), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def notebook_digest(path: Path) -> bytes:
+    """A hash of a notebook without what running it leaves, so a notebook saved with outputs (JupyterLab saves
+    them) hashes as the one stored without: outputs alone never make a build. Not a notebook's JSON: its bytes."""
+    data = Path(path).read_bytes()
+    try:
+        data = stored_notebook(data.decode("utf-8")).encode()
+    except ValueError:
+        pass
+    return hashlib.sha256(data).digest()
+
+
 def files_digest(path: Path, root: Path | None = None) -> str:
     """A hash of the files under ``path`` (or of the file ``path``), named relative to ``root`` (default ``path``);
     caches (``SKIPPED``, ``.pyc``) left out, a missing file hashed as missing."""
@@ -124,7 +156,10 @@ def files_digest(path: Path, root: Path | None = None) -> str:
         if any(part in SKIPPED for part in rel.parts) or f.suffix == ".pyc":
             continue
         h.update(f"{rel.as_posix()}\0".encode())
-        h.update(hashlib.sha256(f.read_bytes()).digest() if f.exists() else b"-")
+        if not f.exists():
+            h.update(b"-")
+        else:
+            h.update(notebook_digest(f) if f.suffix == ".ipynb" else hashlib.sha256(f.read_bytes()).digest())
     return h.hexdigest()
 
 
@@ -159,9 +194,16 @@ if __name__ == "__main__":
             sys.exit(f"toysite.py: {err}")
     elif what == "colab-branch":
         print(colab_branch())
+    elif what == "strip-outputs":  # git's clean filter: a notebook on stdin, as stored on stdout
+        text = sys.stdin.buffer.read().decode("utf-8")
+        try:
+            text = stored_notebook(text)
+        except ValueError:  # not a notebook's JSON (a merge conflict's markers): left as it is
+            pass
+        sys.stdout.buffer.write(text.encode("utf-8"))
     elif what == "inputs-hash":
         print(inputs_hash())
     elif what == "is-current":  # exit code 0 if the html folder (default _build/html) is a build of these inputs
         sys.exit(0 if is_current(Path(sys.argv[2]) if len(sys.argv) > 2 else ROOT / "_build" / "html") else 1)
     else:
-        sys.exit("usage: toysite.py repository|colab-branch|inputs-hash|is-current [html folder]")
+        sys.exit("usage: toysite.py repository|colab-branch|inputs-hash|strip-outputs|is-current [html folder]")

@@ -110,3 +110,58 @@ def test_answer_boxes_check_answers_offline(bt, browser, site_url, chapter_doc):
         assert not log.page_errors and not log.console_errors, (log.page_errors, log.console_errors)
     finally:
         bt.close(page)
+
+
+BORDERS_JS = r"""() => {
+    const parse = c => { const m = /rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?\)/.exec(c || '');
+        return m ? [+m[1], +m[2], +m[3], m[4] === undefined ? 1 : +m[4]] : null; };
+    const lum = ([r, g, b]) => [r, g, b].map(v => { v /= 255; return v <= 0.03928 ? v / 12.92
+        : Math.pow((v + 0.055) / 1.055, 2.4); }).reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
+    const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+    const behind = el => { for (let e = el; e && e.nodeType === 1; e = e.parentElement) {
+        const c = parse(getComputedStyle(e).backgroundColor); if (c && c[3] > 0.5) return c; }
+        return [255, 255, 255, 1]; };
+    return [...document.querySelectorAll('.toy-answer input[type=text], .toy-answer select')].map(f => {
+        const box = f.closest('.toy-answer');
+        return {border: getComputedStyle(f).borderTopColor, box: behind(box).join(','),
+                ratio: ratio(parse(getComputedStyle(f).borderTopColor), behind(box))};
+    });
+}"""
+
+
+def test_a_prediction_keeps_the_focus_on_a_control_fields_fit_their_answer_and_their_borders_show(
+        bt, browser, site_url, chapter_doc):
+    """Issue 42: after Enter in a prediction's field (which the outcome disables), the focus is on the box's
+    button, not the page's body; a long number fits its field; every field's border is at least 3:1 against the
+    box, in light and in dark mode."""
+    page, log = bt.open_book_page(browser, bt.page_url(site_url, chapter_doc))
+    try:
+        specs = page.evaluate("() => [...document.querySelectorAll('.toy-answer')].map(b => "
+                              "JSON.parse(b.querySelector('script.toy-answer-spec').textContent))")
+        boxes = page.locator(".toy-answer")
+        focus, widths = [], []
+        for i, spec in enumerate(specs):
+            box = boxes.nth(i)
+            box.scroll_into_view_if_needed()
+            if spec["kind"] not in ("number", "numbers"):
+                continue
+            field = box.locator("input[type=text]").first
+            field.fill("-0.123456789012345")
+            widths.append(field.evaluate("f => [f.scrollWidth, f.clientWidth]"))
+            if spec["predict"]:
+                fill(box, spec, spec["answer"])
+                box.locator("input[type=text]").last.press("Enter")
+                page.wait_for_timeout(50)
+                focus.append(page.evaluate("""() => { const a = document.activeElement;
+                    return a === document.body ? 'body' : a.closest('.toy-answer') ? a.className || a.tagName
+                    : 'elsewhere: ' + a.tagName; }"""))
+                box.locator("button.toy-answer-button").click()  # "Predict again": as it was
+        light = page.evaluate(BORDERS_JS)
+        bt.to_dark(page)
+        dark = page.evaluate(BORDERS_JS)
+    finally:
+        bt.close(page)
+    assert all(f in ("toy-answer-button", "toy-answer-feedback") for f in focus), focus
+    assert all(scroll <= client + 1 for scroll, client in widths), widths
+    weak = [(theme, b) for theme, rows in (("light", light), ("dark", dark)) for b in rows if b["ratio"] < 3]
+    assert weak == [], weak

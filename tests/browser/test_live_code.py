@@ -474,6 +474,28 @@ def test_live_code_without_a_server_says_so_within_10_s(bt, browser, site_url):
         log.console_errors
 
 
+def test_a_tab_without_the_token_says_the_server_wants_the_link_live_sh_printed(bt, browser, site_url, tmp_path):
+    """A second tab, opened at the page's plain address while scripts/live.sh runs: the server is there but refuses
+    a request without its token (with no CORS header, so the page sees no answer). The page says the server is
+    running and wants the link scripts/live.sh printed, not that it did not answer."""
+    with jupyter_server(tmp_path, site_url, bt.ARTIFACTS / "live-code-no-token.log") as (server, _token):
+        page, log = bt.new_page(browser, 1280, 900)
+        try:
+            page.goto(f"{bt.page_url(site_url, DOC)}#toy-live-server={server}")  # the server, not its token
+            bt.settle(page)
+            bt.quiet(page, log)
+            page.click(".toy-live-button")
+            page.wait_for_function("() => document.querySelector('.toy-live').dataset.state === 'error'",
+                                   timeout=15_000)
+            message = page.locator(".toy-live-status").text_content()
+            loaded = page.evaluate(THEBE_LOADED_JS)
+        finally:
+            bt.close(page)
+    assert f"{server}: it is running but wants its token: open the link that scripts/live.sh printed" in message, \
+        message
+    assert loaded["files"] == [] and not loaded["thebe"]
+
+
 def test_live_sh_serves_the_book_and_a_server_for_its_origin_only(bt, built_site):
     """The documented command itself: it prints a link with a fresh token; its Jupyter server answers the book's
     origin (CORS) with that token, refuses requests without it, and names no other origin."""

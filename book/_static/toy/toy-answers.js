@@ -100,6 +100,9 @@
   }
 
   let counter = 0;
+  function fit(input) {  // a number field as wide as what it holds (7em at least, its box's width at most)
+    if (input.type === "text") input.style.width = "max(7em, " + (input.value.length + 3) + "ch)";
+  }
   function el(tag, attrs, text) {
     const e = document.createElement(tag);
     for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
@@ -123,6 +126,7 @@
         wrap.appendChild(el("span", {}, label));
         const input = el("input", { type: "text", inputmode: "decimal", autocomplete: "off", id: id + "-" + i,
           "aria-describedby": id + "-feedback" });
+        input.addEventListener("input", () => fit(input));
         wrap.appendChild(input);
         form.appendChild(wrap);
         inputs.push(input);
@@ -179,7 +183,7 @@
     }
     function write(given) {
       if (spec.kind === "choice") inputs.forEach((input, i) => { input.checked = i === given[0]; });
-      else inputs.forEach((input, i) => { input.value = given[i] === undefined ? "" : String(given[i]); });
+      else inputs.forEach((input, i) => { input.value = given[i] === undefined ? "" : String(given[i]); fit(input); });
     }
     function mark(fields) {
       inputs.forEach((input, i) => {
@@ -223,7 +227,13 @@
         return;
       }
       store(key, got.given);
-      if (spec.predict) { reveal(got.given); return; }
+      if (spec.predict) {
+        // the fields are disabled now, and a disabled field loses the focus (to the page's body): the focus
+        // goes on to the next control, the button that offers to predict again (its outcome is read out)
+        reveal(got.given);
+        button.focus();
+        return;
+      }
       const verdict = judge(spec, got.given);
       mark(verdict.fields);
       say(said(verdict), verdict.right ? "right" : "wrong");

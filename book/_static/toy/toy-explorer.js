@@ -822,6 +822,13 @@
   // of the controls). Then, laid out for paper, each figure is redrawn as wide as its column there; afterwards, as
   // wide as its column on screen again. A page in dark mode prints in light mode (paper is white).
   let printing = false;
+  // What toy.css keeps whole on a page, and the height over which one is let break (CSS px): an A4 page holds about
+  // 1,000 px of the column. Measured on screen when printing begins (where the column may be wider than on paper,
+  // so blocks grow there), then again once laid out for paper, where a block over half a page is let break: kept
+  // whole, it could leave most of the page before it empty.
+  const TALL_SELECTOR = "div.cell_input, div.cell_output > div.output, .toy-answer";
+  const TALL_PX = 700;
+  const PAPER_TALL_PX = 500;
   function startNow(el) {
     if (el.classList.contains("toy-plot")) {
       const specEl = el.nextElementSibling;
@@ -850,6 +857,8 @@
       root.dataset.toyScreenTheme = "dark";
       root.dataset.theme = "light";
     }
+    // blocks that avoid a page break inside (toy.css) but are taller than most of a page: marked, so they break
+    markTall(TALL_PX);
     document.querySelectorAll(SELECTOR).forEach((el) => {
       try {
         startNow(el);
@@ -859,7 +868,13 @@
       }
     });
   }
+  function markTall(limit) {
+    document.querySelectorAll(TALL_SELECTOR).forEach((el) => {
+      el.classList.toggle("toy-print-tall", el.getBoundingClientRect().height > limit);
+    });
+  }
   function fitToPaper() {  // laid out for paper: each figure as wide as its column
+    markTall(PAPER_TALL_PX);
     if (typeof Plotly === "undefined") return;
     document.querySelectorAll(".js-plotly-plot").forEach((gd) => {
       const width = Math.floor(gd.getBoundingClientRect().width);

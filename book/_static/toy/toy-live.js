@@ -112,8 +112,30 @@
       return `it answered with HTTP ${r.status}`;
     } catch (e) {
       if (route.kind === "binder") return "it did not answer (offline?)";
-      return "it did not answer, or does not allow this page's origin " +
-        "(start one with: bash scripts/live.sh)";
+      // A server that refuses a request without its token (or from another origin) answers with no CORS header,
+      // which the page sees as no answer at all. An opaque request tells the two apart: it fails only when
+      // nothing listens there.
+      if (await running(route.url)) {
+        return route.token ?
+          "it is running but refused this page (open the link that scripts/live.sh printed, in this tab)" :
+          "it is running but wants its token: open the link that scripts/live.sh printed (a tab opened " +
+          "without it has no token)";
+      }
+      return "it did not answer (start one with: bash scripts/live.sh)";
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async function running(url) {
+    // whether anything answers at url (an opaque no-cors request: no headers, no token, nothing read)
+    const ctrl = new AbortController();
+    const timer = setTimeout(() => ctrl.abort(), PROBE_MS);
+    try {
+      await fetch(`${url}/api/status`, {mode: "no-cors", signal: ctrl.signal, cache: "no-store"});
+      return true;
+    } catch (e) {
+      return false;
     } finally {
       clearTimeout(timer);
     }
