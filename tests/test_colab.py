@@ -114,7 +114,7 @@ def test_the_built_books_colab_editions_read_like_its_pages(built_site, notebook
     for mine, theirs in zip(edition["cells"], source["cells"], strict=True):
         body = "".join(theirs["source"])
         if mine["cell_type"] == "code":  # the same code, some folded behind a Colab form title
-            folded = ("#@title Solution\n", "#@title Install toy on Colab\n")
+            folded = ("#@title Solution\n", "#@title Install toy on Colab\n", f"#@title {toybook.QUOTED_TITLE}\n")
             body = toybook.colab_install(body, BOOK_REPO[0])  # toy from the book's repository
             assert "".join(mine["source"]) in (body, *(title + body for title in folded))
             continue

@@ -687,8 +687,10 @@ def setup(app):
 # (key ideas) as bold headings, solutions and dropdowns folded in HTML <details>, cross-references as their text
 # and citations linking to the repository's
 # bibliography. The page's Colab button opens that file from the branch the site is published to
-# (toy_colab_branch); the code cells are the notebook's own.
+# (toy_colab_branch); the code cells are the notebook's own, those that only compute quoted numbers folded
+# behind a Colab form.
 
+QUOTED_TITLE = "Numbers the text quotes"
 _ROLE = re.compile(r'\{eval\}`toy\.quote\("([A-Za-z_][A-Za-z0-9_]*)"(?:, "([^"\\]*)")?\)`')
 _FENCE = re.compile(r"^```\{(exercise|solution|admonition|dropdown)\}([^\n]*)\n(.*?)^```[ \t]*$", re.M | re.S)
 _XREF = re.compile(r"\{(?:ref|doc|numref)\}`([^`<]*?)\s*(?:<[^`>]*>)?`")
@@ -747,6 +749,9 @@ def colab_notebook(nb: dict, quotes: list, repository: str, branch: str) -> dict
             cell["source"] = colab_markdown("".join(cell["source"]), quotes, repository, branch)
         tags = cell.get("metadata", {}).get("tags", [])
         folded = "Solution" if "solution" in tags else "Install toy on Colab" if "colab-setup" in tags else None
+        if folded is None and cell["cell_type"] == "code" and ("remove-cell" in tags or "remove-input" in tags) \
+                and "answer" not in tags and "toy.glue(" in "".join(cell["source"]):
+            folded = QUOTED_TITLE  # a cell that computes the numbers the prose quotes, out of the reader's way
         if "colab-setup" in tags:
             cell["source"] = colab_install("".join(cell["source"]), repository)
         if cell["cell_type"] == "code" and folded:  # Colab shows a form: the title, the code folded
