@@ -57,6 +57,15 @@ def test_exercises_solutions_references_and_citations_become_plain_markdown():
     assert not MYST_LEFT.search(out) and ":label:" not in out and ":class:" not in out
 
 
+def test_key_ideas_become_a_bold_heading_and_a_dropdown_stays_folded():
+    text = ("```{admonition} Key ideas of 4.1\n:class: tip\n\n- one\n- two\n```\n\n"
+            "```{dropdown} How sure is this? (20 seeds)\n\nOn 17 of 20 seeds.\n```\n")
+    out = toybook.colab_markdown(text, [], REPO, BRANCH)
+    assert out.startswith("**Key ideas of 4.1**\n\n- one\n- two")
+    assert "<details><summary><b>How sure is this? (20 seeds)</b></summary>\n\nOn 17 of 20 seeds.\n\n</details>" in out
+    assert not MYST_LEFT.search(out) and ":class:" not in out
+
+
 def test_without_a_repository_citations_are_their_text_and_colab_installs_from_the_repository():
     text = "As ([Sutton and Barto, 2018](../../book/references.bib#sutton2018rl)) say."
     assert toybook.colab_markdown(text, [], "", BRANCH) == "As (Sutton and Barto, 2018) say."
@@ -105,7 +114,7 @@ def test_the_built_books_colab_editions_read_like_its_pages(built_site, notebook
     for mine, theirs in zip(edition["cells"], source["cells"], strict=True):
         body = "".join(theirs["source"])
         if mine["cell_type"] == "code":  # the same code, some folded behind a Colab form title
-            folded = ("#@title Solution\n", "#@title Install toy on Colab\n")
+            folded = ("#@title Solution\n", "#@title Install toy on Colab\n", f"#@title {toybook.QUOTED_TITLE}\n")
             body = toybook.colab_install(body, BOOK_REPO[0])  # toy from the book's repository
             assert "".join(mine["source"]) in (body, *(title + body for title in folded))
             continue

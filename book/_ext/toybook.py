@@ -704,13 +704,16 @@ def setup(app):
 
 # -- The Colab edition ---------------------------------------------------------------------------------------------
 # Colab renders plain Markdown, not MyST. For it, the build writes each chapter notebook again, as Colab reads it:
-# _colab/<page>.ipynb in the built site, its prose with the numbers this build quoted, exercises as bold headings,
-# solutions folded in HTML <details>, cross-references as their text and citations linking to the repository's
+# _colab/<page>.ipynb in the built site, its prose with the numbers this build quoted, exercises and admonitions
+# (key ideas) as bold headings, solutions and dropdowns folded in HTML <details>, cross-references as their text
+# and citations linking to the repository's
 # bibliography. The page's Colab button opens that file from the branch the site is published to
-# (toy_colab_branch); the code cells are the notebook's own.
+# (toy_colab_branch); the code cells are the notebook's own, those that only compute quoted numbers folded
+# behind a Colab form.
 
+QUOTED_TITLE = "Numbers the text quotes"
 _ROLE = re.compile(r'\{eval\}`toy\.quote\("([A-Za-z_][A-Za-z0-9_]*)"(?:, "([^"\\]*)")?\)`')
-_FENCE = re.compile(r"^```\{(exercise|solution)\}([^\n]*)\n(.*?)^```[ \t]*$", re.M | re.S)
+_FENCE = re.compile(r"^```\{(exercise|solution|admonition|dropdown)\}([^\n]*)\n(.*?)^```[ \t]*$", re.M | re.S)
 _XREF = re.compile(r"\{(?:ref|doc|numref)\}`([^`<]*?)\s*(?:<[^`>]*>)?`")
 
 
@@ -732,8 +735,13 @@ def colab_markdown(text: str, quotes: list, repository: str, branch: str) -> str
     def block(m):
         kind, body = m.group(1), m.group(3)
         body = re.sub(r"^:[\w-]+:[^\n]*\n", "", body, flags=re.M).strip()
+        title = m.group(2).strip()
         if kind == "exercise":
             return f"**Exercise.** {body}"
+        if kind == "admonition":  # a box: its title as a bold heading, then its text
+            return f"**{title}**\n\n{body}"
+        if kind == "dropdown":  # a folded box stays folded
+            return f"<details><summary><b>{title}</b></summary>\n\n{body}\n\n</details>"
         return f"<details><summary><b>Solution</b></summary>\n\n{body}\n\n</details>"
 
     text = _ROLE.sub(quote, text)
@@ -762,6 +770,9 @@ def colab_notebook(nb: dict, quotes: list, repository: str, branch: str) -> dict
             cell["source"] = colab_markdown("".join(cell["source"]), quotes, repository, branch)
         tags = cell.get("metadata", {}).get("tags", [])
         folded = "Solution" if "solution" in tags else "Install toy on Colab" if "colab-setup" in tags else None
+        if folded is None and cell["cell_type"] == "code" and ("remove-cell" in tags or "remove-input" in tags) \
+                and "answer" not in tags and "toy.glue(" in "".join(cell["source"]):
+            folded = QUOTED_TITLE  # a cell that computes the numbers the prose quotes, out of the reader's way
         if "colab-setup" in tags:
             cell["source"] = colab_install("".join(cell["source"]), repository)
         if cell["cell_type"] == "code" and folded:  # Colab shows a form: the title, the code folded
