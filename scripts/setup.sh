@@ -6,7 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
-STRIP_FILTER=".venv/bin/python book/_ext/toysite.py strip-outputs"
+# (without .venv, as in a worktree of this clone that has none, the filter passes the notebook through unchanged)
+STRIP_FILTER="if [ -x .venv/bin/python ]; then .venv/bin/python book/_ext/toysite.py strip-outputs; else cat; fi"
 # The chapters' notebooks are stored without outputs (.gitattributes): git's clean filter, in this clone's config,
 # takes out what JupyterLab saves with them (outputs, execution counts), so running a notebook is no change to commit.
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1 \

@@ -110,3 +110,19 @@ def test_the_site_offers_each_notebook_as_stored(tmp_path):
     (tmp_path / "_sources" / "as-stored.ipynb").write_text(text, encoding="utf-8")
     assert toybook.sources_as_stored(tmp_path) == [copy]
     assert copy.read_text(encoding="utf-8") == text
+
+
+def test_a_worktree_without_its_venv_reads_its_notebooks_quietly(tmp_path):
+    """The filter lives in the repository's config, which all its worktrees share: one without .venv (before its
+    set-up) passes notebooks through unchanged, with no error on every git command."""
+    filter_command = re.search(r'^STRIP_FILTER="([^"]+)"', (ROOT / "scripts" / "setup.sh").read_text(), re.M)
+    repo = tmp_path / "worktree"
+    (repo / Path(NOTEBOOK).parent).mkdir(parents=True)
+    shutil.copy(ROOT / ".gitattributes", repo / ".gitattributes")
+    text = (ROOT / NOTEBOOK).read_text(encoding="utf-8")
+    (repo / NOTEBOOK).write_text(text, encoding="utf-8")
+    _git(repo, "init", "-q")
+    _git(repo, "config", "filter.toybook-strip-outputs.clean", filter_command.group(1))
+    done = subprocess.run(["git", "add", "-A"], cwd=repo, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert _git(repo, "show", f":{NOTEBOOK}") == text
