@@ -25,8 +25,8 @@ import shlex
 import sys
 from pathlib import Path
 
+from . import lms, sandbox
 from . import roster as rosters
-from . import sandbox
 from . import secret as course_secret
 from .marks import Settings
 
@@ -93,7 +93,7 @@ def grade(folder: Path, out: Path, jobs: int = 1, timeout: float = 600, cell_tim
     book = editions.book()
     assignment = _assignment(assignment_file, book)
     if roster is None:
-        roster = rosters.identities(rosters.read(roster_file)) if roster_file else None
+        roster = rosters.identities(lms.read_students(roster_file)) if roster_file else None
     return grade_class(folder, out, book, jobs=jobs, timeout=timeout, settings=settings, seed=seed,
                        resume=resume, students=students, progress=progress, anonymous=anonymous,
                        assignment=assignment, secret=secret, roster=roster)
@@ -214,7 +214,7 @@ def main(argv=None) -> int:
         out = args.out or home() / "editions"
         roster_file = course_file(args.students) or default_roster()
         try:
-            roster = rosters.read(roster_file) if roster_file else None
+            roster = lms.read_students(roster_file) if roster_file else None
             assignment = _assignment(course_file(args.assignment_file), book())
             secret = course_secret.make(home())
             url, why = repository()
@@ -243,7 +243,7 @@ def main(argv=None) -> int:
         if roster_file is None:
             parser.error("keys: give --students ROSTER, or put roster.txt or roster.csv in the course folder")
         try:
-            students = rosters.read(roster_file)
+            students = lms.read_students(roster_file)
             secret = course_secret.load(home())
         except ValueError as err:
             parser.error(str(err))
@@ -253,7 +253,6 @@ def main(argv=None) -> int:
             print(f"{student.name}\ttoy.exercises.student({student.name!r}, "
                   f"{course_secret.student_key(secret, student.name)!r})")
     elif args.command == "grade":
-        from . import lms
 
         if not args.submissions.exists():
             parser.error(f"submissions folder {args.submissions} does not exist")
@@ -339,7 +338,7 @@ def main(argv=None) -> int:
             roster_file = course_file(args.roster_file) or default_roster()
             assignment_file = course_file(args.assignment_file)
             if roster_file:
-                rosters.read(roster_file)
+                lms.read_students(roster_file)
             if assignment_file:
                 _assignment(assignment_file, editions_book())
         except ValueError as err:

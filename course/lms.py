@@ -89,6 +89,15 @@ def read_roster(path: Path) -> Roster:
     return parse_roster(text, str(path))
 
 
+def read_students(path: Path) -> list[rosters.Student]:
+    """The students of a roster file: the course's own (``course.roster``), or an LMS's export (Canvas's gradebook
+    CSV, Moodle's grading worksheet), told apart by its header."""
+    text = rosters.read_text(path)
+    if _kind(next(csv.reader(io.StringIO(text.lstrip("\ufeff"))), [])) != "roster":
+        return [rosters.Student(m.name, m.login or m.name, m.sis_id) for m in parse_roster(text, str(path)).members]
+    return rosters.read(path)
+
+
 def _kind(header: list[str]) -> str:
     names = {h.strip().lower() for h in header}
     if {"student", "id", "sis login id"} <= names:

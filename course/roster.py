@@ -102,19 +102,20 @@ def _checked(entries: list[tuple[int, dict]], where: str) -> list[Student]:
     return students
 
 
-def read(path: Path) -> list[Student]:
-    """The students of the roster file at ``path`` (see the module docstring)."""
+def read_text(path: Path) -> str:
+    """The text of the roster file at ``path``, or a ValueError that says why it cannot be read."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8")
     except OSError as err:
         raise ValueError(f"the roster {path} could not be read ({err.strerror})") from None
     except UnicodeDecodeError:
         raise ValueError(f"the roster {path} is not UTF-8 text: save it as UTF-8") from None
-    from . import lms  # Canvas's gradebook export and Moodle's grading worksheet are rosters too
 
-    if lms._kind(next(csv.reader(io.StringIO(text.lstrip("\ufeff"))), [])) != "roster":
-        return [Student(m.name, m.login or m.name, m.sis_id) for m in lms.parse_roster(text, str(path)).members]
-    return parse(text, str(path), True if Path(path).suffix.lower() == ".csv" else None)
+
+def read(path: Path) -> list[Student]:
+    """The students of the course's own roster file at ``path`` (see the module docstring); an LMS's export is read
+    by ``course.lms.read_students``, which takes either."""
+    return parse(read_text(path), str(path), True if Path(path).suffix.lower() == ".csv" else None)
 
 
 def identities(students: list[Student]) -> dict[str, Student]:

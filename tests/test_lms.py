@@ -25,7 +25,6 @@ import nbformat
 import pytest
 
 from course import cli, lms, maths, returns
-from course import roster as rosters
 from course import secret as course_secret
 from course.tables import read_cell
 from tests.test_assignments import NOTEBOOK, WEEK, answered
@@ -98,7 +97,7 @@ def test_canvas_and_moodle_exports_are_rosters_with_ids(tmp_path):
     assert moodle.kind == "moodle" and [m.lms_id for m in moodle.members] == ["5501", "5502", "5503"]
     assert moodle.members[0].login == "jose@example.edu" and moodle.members[0].identifier == "Participant 5501"
     # the course's own roster reads an LMS export too, so editions may be written from it
-    assert [s.name for s in rosters.read(tmp_path / "roster.csv")] == [m.name for m in moodle.members]
+    assert [s.name for s in lms.read_students(tmp_path / "roster.csv")] == [m.name for m in moodle.members]
     with pytest.raises(ValueError, match="already on line 3"):
         lms.parse_roster(CANVAS_ROSTER + "\"Other, One\",1001,S9,other,,\n")
 
