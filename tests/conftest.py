@@ -71,6 +71,18 @@ def build_book(root: Path, out: Path | None, log: Path, say=lambda text: None, t
     return (out or root) / "_build" / "html"
 
 
+@contextlib.contextmanager
+def busy_loops(n: int = 2):
+    """``n`` processes that spin on a core each, as other work on the machine would."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
 def pytest_collection_modifyitems(items) -> None:
     """Run the tests in an order that keeps every test process busy (issue 43). The book is built once, by the
     first process that needs it, while the others wait on its lock: so a long test that needs the book (marked

@@ -35,6 +35,7 @@ import pytest
 
 import toy
 from course import protocol, restricted
+from tests.conftest import busy_loops
 from toy.exercises import EXERCISES, _compare, check, hidden_cases
 from toy.exercises.forbidden import ALLOWED, CAPABILITIES
 
@@ -942,12 +943,7 @@ def test_the_probe_gives_the_same_verdict_beside_two_busy_loops(tmp_path):
     job = job_for(exercise, cases, [protocol.encode_case(exercise, c.args) for c in cases], solution=False)
     files = restricted.sandbox_files(exercise)
     alone = run_in_sandbox(files, job, tmp_path, "alone")["probe"]
-    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
-    try:
+    with busy_loops(2):
         loaded = run_in_sandbox(files, job, tmp_path, "loaded")["probe"]
-    finally:
-        for p in busy:
-            p.kill()
-            p.wait()
     assert not alone["leaks"] and not loaded["leaks"], (alone["leaks"], loaded["leaks"])
     assert loaded["calls"] == alone["calls"] and loaded["slow"] == alone["slow"], (alone, loaded)

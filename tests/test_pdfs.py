@@ -16,7 +16,6 @@ import os
 import posixpath
 import re
 import subprocess
-import sys
 import unicodedata
 import urllib.parse
 from pathlib import Path
@@ -26,6 +25,8 @@ import pytest
 import toypdf  # book/_ext: tests/conftest.py puts it on sys.path
 import toysite
 import yaml
+
+from tests.conftest import busy_loops
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = toypdf.chapters(ROOT)
@@ -353,18 +354,6 @@ def test_the_pdfs_carry_fixed_dates_and_an_identifier_of_their_content(site):
            for p in pdfs]
     assert all(len(i) == 2 and i[0] == i[1] and len(i[0]) == 16 for i in ids)
     assert len(set(ids)) == len(ids), "two PDFs with one identifier"
-
-
-@contextlib.contextmanager
-def busy_loops(n: int = 2):
-    """``n`` processes that spin on a core each, as other work on the machine would."""
-    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
-    try:
-        yield
-    finally:
-        for proc in procs:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.mark.slow
