@@ -60,3 +60,48 @@ def test_what_the_live_sliders_show_in_try_this():
                for k in (0, 1, 2, 3)]
     last = [s[-1] / s.sum() for s in signals]
     assert all(b > a for a, b in zip(last, last[1:], strict=False))
+
+
+def test_what_the_temperature_question_of_try_this_asks_about():
+    """4.1's 'Try this' 1 on Figure 4.1: with the sum reward, as τ falls from 1 to 0.1 on the page's grid, the last
+    token's blue bar of the lower panel is far the tallest at τ = 1, and token 2 catches up with it (as tall, within
+    the eye's reach, at the two lowest stops); the lower panel's axis changes unit (plotly's "μ", once its range is
+    below a thousandth) only at τ = 0.1, as the page's browser check showed (ticks 10μ, 20μ)."""
+    from toy.page.explorers.credit import TEMPERATURES
+
+    falling = sorted((t for t in TEMPERATURES if t <= 1.0), reverse=True)  # 1 down to 0.1
+    assert falling[0] == pytest.approx(1.0) and falling[-1] == pytest.approx(0.1)
+    ratio, top = [], []
+    for t in falling:
+        signal, noise = toy.credit_by_position(toy.reference_policy("pretrained", t), "sum_to_target", X)
+        ratio.append(signal[1] / signal[3])  # token 2's bar against the last token's
+        top.append(max(signal.max(), noise.max()))
+        if t == falling[0]:
+            assert signal[3] > 3 * signal[:3].max()  # at τ = 1 the last bar is far the tallest
+    assert all(b > a for a, b in zip(ratio[:-2], ratio[1:-1], strict=True))  # token 2 catches up as τ falls
+    assert all(r > 0.95 for r in ratio[-2:]), ratio  # and is as tall as the last at τ = 0.18 and 0.1
+    assert top[-1] < 1e-4  # at τ = 0.1 the axis counts in millionths ("μ")
+    assert all(m > 1.1e-3 for m in top[:-1])  # above it, no unit change
+
+
+def test_what_the_tree_questions_of_try_this_ask_about():
+    """4.1's 'Try this' on the tree explorer: (1) with the sum reward some paths have V above 0.5, and on each the
+    starred last token is the digit after the path's third token (π_ref's counting habit); (2) with the first-token
+    reward, a path starting with the prompt's digit 2 has five stars, one starting with 1 none."""
+    import itertools
+
+    from toy import prefix_tree
+
+    policy = toy.reference_policy()
+    high = []
+    for path in itertools.product(range(toy.VOCAB_SIZE), repeat=3):
+        view = prefix_tree.path_view(policy, "sum_to_target", X, path)
+        if view.path_values[-1] > 0.5:
+            stars = np.flatnonzero(view.leaf_rewards > 0)
+            assert len(stars) == 1
+            high.append((path, int(stars[0])))
+    assert high, "no path with V above 0.5"
+    assert all(star == (path[-1] + 1) % toy.VOCAB_SIZE for path, star in high), high
+    for first, n_stars in ((2, 5), (1, 0)):
+        view = prefix_tree.path_view(policy, "first_token", X, (first, 0, 0))
+        assert int((view.leaf_rewards > 0).sum()) == n_stars
