@@ -43,7 +43,7 @@ ROWS = (
     Row("State", "the environment's state, often only partly observed",
         "the prompt and the prefix written so far, all of it visible", "transformed",
         "Markov by construction, but it grows with every token", "the toy's states",
-        P41 + "#state-the-prompt-and-everything-written-so-far"),
+        P41 + "#sec-4-1-state"),
     Row("Action", "a few discrete choices or a continuous vector",
         "one token (token view) or one whole response (bandit view)", "transformed",
         "an enormous set, with a strong prior over it", "the action space", P42 + "#sec-4-2-action-space"),
