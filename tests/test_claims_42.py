@@ -87,11 +87,11 @@ def test_measured_reset_error_follows_the_exact_one_over_seeds():
 
 # -- resets: the Try this's answer, read off the explorer's title ----------------------------------------------------
 def test_the_reset_error_is_not_smallest_at_the_deepest_state_but_where_v_is_far_from_a_half():
-    """4.2's Try this (issue 39): 'Set τ = 0.32 and predict first: does the error at K = 9 (the title) shrink as the
+    """4.2's Try this (issue 39): 'Set τ = 0.316 and predict first: does the error at K = 9 (the title) shrink as the
     state gets deeper?' Its answer (folded): no; it rises from `x` to `x · 1`, then falls to `x · 1 2 3`, because one
     rollout's spread is √(V(1 − V)). Read off the explorer's own title figures (the exact error in brackets)."""
     t = easy_hard.RESET_TEMPERATURES[1]
-    assert f"{t:.2f}" == "0.32"
+    assert f"{t:.3g}" == "0.316" and "$\\tau = 0.316$" in _cells()["try-resets"]
     ex = easy_hard.resets_explorer(prompt=X)
     se = {p: float(ex.evaluate(ex.state(prefix=p, temperature=t))["se9"][0]) for p in easy_hard.PREFIXES}
     assert se[(1,)] > se[()] > se[(1, 2, 3)]  # not monotone in the depth

@@ -222,8 +222,9 @@ def sparse_reward_figure(prompt: int = 2) -> go.Figure:
         fig.add_scatter(x=list(TEMPERATURES), y=mean_waits(preset, prompt), mode="lines+markers",
                         name=preset.replace("_", " "), line=dict(color=colour, dash=dash, width=3),
                         hovertemplate="τ = %{x:.2f}: %{y:,.3g} samples<extra>" + preset + "</extra>")
-    fig.update_xaxes(type="log", title_text="temperature τ of π<sub>ref</sub> (colder to the left)")
-    fig.update_yaxes(type="log", title_text="mean samples to a first reward, 1/p")
+    fig.update_xaxes(type="log", title_text="temperature τ of π<sub>ref</sub>")
+    # a label every three decades (1, 1000, 10⁶, ...): the waits span some 22 decades
+    fig.update_yaxes(type="log", dtick=3, exponentformat="power", title_text="mean samples to a first reward, 1/p")
     return base_layout(fig, f"Sparse reward: the wait for a first success, 1/p (prompt {prompt}, sum reward)",
                        height=440)
 
