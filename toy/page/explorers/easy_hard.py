@@ -366,7 +366,8 @@ DRIFT_BETAS = tuple(float(b) for b in np.logspace(1, -2, 19))
 
 
 DRIFT_MARKS = (1.0, 0.1)
-"""The β values marked on the drift curve (points of ``DRIFT_BETAS``), as the text quotes them."""
+"""The β values marked on the drift curve (points of ``DRIFT_BETAS``), as the text quotes them. The second sits near
+the curve's right end, so its label goes to the left of it (inside a phone's width)."""
 
 
 def drift_explorer() -> Explorer:
@@ -393,7 +394,7 @@ def drift_explorer() -> Explorer:
     fig.add_scatter(x=[0.0, 1.0], y=[0.0, 0.0], mode="lines", name="π_ref",
                     line=dict(color=GREY, dash="dot", width=2), hoverinfo="skip")
     fig.add_scatter(x=[0.0] * len(marks), y=[0.0] * len(marks), mode="markers+text", name="β = 1 and β = 0.1",
-                    text=[f"β = {m:g}" for m in DRIFT_MARKS], textposition="bottom right",
+                    text=[f"β = {m:g}" for m in DRIFT_MARKS], textposition=["bottom right", "bottom left"],
                     marker=dict(symbol="diamond", size=11, color="#222"),
                     hovertemplate="KL %{x:.2f}: E[r] %{y:.3f}<extra>%{text}</extra>")
     fig.update_xaxes(title_text="KL(π*<sub>β</sub> ‖ π<sub>ref</sub>), nats", rangemode="tozero")
