@@ -85,19 +85,91 @@ def test_measured_reset_error_follows_the_exact_one_over_seeds():
     assert "one seeded run (seed 0)" in _cells()["c02"]
 
 
-# -- sparse reward: the explorer's seeded stream at the coldest shown temperature ---------------------------------
-def test_the_stream_at_the_low_temperature_holds_no_success():
-    """4.2: 'A stream of 10,000 samples then holds a success with probability only …; the explorer's seeded stream
-    holds none, so its sampled curve stays flat at zero.'"""
-    t_low = toy.explorers.TEMPERATURES[2]
-    policy = toy.reference_policy("confidently_wrong", t_low)
-    p = toy.exploration.success_probability(policy, "sum_to_target", X)
-    assert toy.exploration.first_success_cdf(p, easy_hard.STREAM) < 0.01
-    stream = toy.exploration.sample_stream(policy, "sum_to_target", X, easy_hard.STREAM, rng=0)
-    assert not stream.rewarded.any()
-    ex = easy_hard.sparse_reward_explorer(prompt=X)
-    shown = ex.evaluate(ex.state(preset="confidently_wrong", temperature=t_low))
-    assert np.all(np.asarray(shown["empirical"]) == 0)
+# -- resets: the Try this's answer, read off the explorer's title ----------------------------------------------------
+def test_the_reset_error_is_not_smallest_at_the_deepest_state_but_where_v_is_far_from_a_half():
+    """4.2's Try this (issue 39): 'Set τ = 0.316 and predict first: does the error at K = 9 (the title) shrink as the
+    state gets deeper?' Its answer (folded): no; it rises from `x` to `x · 1`, then falls to `x · 1 2 3`, because one
+    rollout's spread is √(V(1 − V)). Read off the explorer's own title figures (the exact error in brackets)."""
+    t = easy_hard.RESET_TEMPERATURES[1]
+    assert f"{t:.3g}" == "0.316" and "$\\tau = 0.316$" in _cells()["try-resets"]
+    ex = easy_hard.resets_explorer(prompt=X)
+    se = {p: float(ex.evaluate(ex.state(prefix=p, temperature=t))["se9"][0]) for p in easy_hard.PREFIXES}
+    assert se[(1,)] > se[()] > se[(1, 2, 3)]  # not monotone in the depth
+    policy = toy.reference_policy(temperature=t)
+    v = {p: toy.resets.value_and_variance(policy, "sum_to_target", X, p)[0] for p in easy_hard.PREFIXES}
+    assert max(se, key=se.get) == min(v, key=lambda p: abs(v[p] - 0.5))  # the state whose V is nearest one half
+    for p in easy_hard.PREFIXES:
+        assert se[p] == pytest.approx(np.sqrt(v[p] * (1 - v[p]) / 9), rel=1e-9)
+    answer = next(c for c in _cells().values() if c.startswith("```{dropdown} The answer, and why"))
+    for name in ("cool_se_x", "cool_se_x1", "cool_se_x123", "cool_v_x1"):
+        assert f'toy.quote("{name}"' in answer, name
+    assert "`x · 1 2 3`" in _cells()["try-resets"] and "No." in answer
+
+
+# -- the action space and sparse reward: static figures (issue 39: their controls taught nothing) --------------------
+def test_the_action_space_figure_counts_responses_beyond_any_enumeration():
+    """4.2: 'at 1,000 tokens even 0.05 nats per token leaves about ten to the power … responses in play'. The static
+    figure draws log10 |V|^T for GPT-2 and log10 e^(hT) for each entropy; every line is beyond enumeration (10^20)
+    at 1,000 tokens, and the most concentrated lies some 4,700 orders of magnitude below all responses."""
+    fig = easy_hard.action_space_figure()
+    T = np.asarray(fig.data[0].x, dtype=float)
+    i = int(np.flatnonzero(T == 1000)[0])
+    assert fig.data[0].y[i] == pytest.approx(1000 * np.log10(50_257))
+    for trace, h in zip(fig.data[1:4], easy_hard.ENTROPIES, strict=True):
+        np.testing.assert_allclose(trace.y, T * h / np.log(10))
+        assert trace.y[i] > 20
+    assert fig.data[0].y[i] - fig.data[3].y[i] > 4000
+    assert "10^22" in fig.layout.title.text and easy_hard.ENTROPIES[-1] == 0.05
+    assert not hasattr(easy_hard, "action_space_explorer") and "action_space" not in easy_hard.EXPLORERS
+
+
+def test_the_sparse_reward_figure_shows_sharp_wrong_priors_waiting_orders_of_magnitude_longer():
+    """4.2: 'Cooling a prior that knows the task shortens the wait. Cooling the confidently wrong one stretches it
+    from … samples at τ = 1 to about … at τ = 0.32.' The static figure draws 1/p against τ for three priors."""
+    fig = easy_hard.sparse_reward_figure(prompt=X)
+    ts = list(easy_hard.TEMPERATURES)
+    lines = {t.name: np.asarray(t.y, dtype=float) for t in fig.data}
+    assert list(lines) == [p.replace("_", " ") for p in easy_hard.WAIT_PRESETS]
+    for preset in easy_hard.WAIT_PRESETS:
+        p = [toy.exploration.success_probability(toy.reference_policy(preset, t), "sum_to_target", X) for t in ts]
+        np.testing.assert_allclose(lines[preset.replace("_", " ")], 1 / np.array(p), rtol=1e-12)
+    knows, wrong = lines["knows task"], lines["confidently wrong"]
+    one, low = ts.index(1.0), ts.index(toy.explorers.TEMPERATURES[2])
+    assert np.all(np.diff(knows) > 0)  # colder (to the left) is shorter
+    assert wrong[low] > 1000 * wrong[one]  # orders of magnitude
+    assert not hasattr(easy_hard, "sparse_reward_explorer") and "sparse_reward" not in easy_hard.EXPLORERS
+
+
+# -- drift: the Try this's answer, read off the explorer ---------------------------------------------------------------
+def test_the_drift_curve_ends_furthest_where_pi_ref_earns_the_reward_least():
+    """4.2's Try this (issue 39): with the first-token reward, 'on which prompt must the policy move furthest from
+    π_ref before it is always right, and what in the title tells you in advance?' Answer (folded): prompt 4, where
+    π_ref earns the reward least; its curve ends −log p nats out. Read off the explorer's outputs."""
+    ex = easy_hard.drift_explorer()
+    assert {c.name for c in ex.controls} == {"reward", "prompt"}
+    shown = {p: ex.evaluate(ex.state(reward="first_token", prompt=p)) for p in toy.PROMPTS}
+    end = {p: float(o["kl"][-1]) for p, o in shown.items()}
+    r0 = {p: float(o["r0"][0]) for p, o in shown.items()}
+    far = max(end, key=end.get)
+    assert far == min(r0, key=r0.get) == 4
+    assert end[far] == pytest.approx(-np.log(r0[far]), abs=0.01) and shown[far]["r_end"][0] > 0.99
+    # the marked points are β = 1 and 0.1, the text's numbers
+    c = optimisation_curve(toy.reference_policy(), "sum_to_target", "sum_to_target", X, [1.0, 0.1])
+    marks = ex.evaluate(ex.state(reward="sum_to_target", prompt=X))
+    np.testing.assert_allclose(marks["kl_marks"], c.kl, rtol=1e-9)
+    np.testing.assert_allclose(marks["r_marks"], c.true, rtol=1e-9)
+    # 'Each nat of drift buys less reward than the one before': the curve is concave, on every reward and prompt
+    for reward in easy_hard.REWARD_LABELS:
+        if reward not in ("sum_to_target", "first_token"):
+            continue
+        for p in toy.PROMPTS:
+            o = ex.evaluate(ex.state(reward=reward, prompt=p))
+            kl, r = np.asarray(o["kl"]), np.asarray(o["r"])
+            moved = np.flatnonzero(np.diff(kl) > 1e-6)
+            slope = np.diff(r)[moved] / np.diff(kl)[moved]
+            assert np.all(np.diff(slope) < 1e-9), (reward, p, slope)
+    answer = next(c for c in _cells().values() if c.startswith("Each nat of drift buys less reward"))
+    assert 'toy.quote("far_prompt")' in answer and 'toy.quote("far_kl", ".2f")' in answer
 
 
 # -- Goodhart, over 20 draws of the comparisons --------------------------------------------------------------------

@@ -13,6 +13,7 @@ import pytest
 
 from toy.page import figures, recipes
 from toy.page.explorers import ALL
+from toy.page.explorers.easy_hard import FIGURES as STATIC
 
 
 def visible(line: str) -> str:
@@ -46,6 +47,7 @@ def test_break_lines_keeps_given_breaks_and_short_texts():
 def book_figures():
     yield from ((name, factory().figure) for name, factory in sorted(ALL.items()))
     yield "pipeline_figure", recipes.pipeline_figure()
+    yield from ((name, factory()) for name, factory in sorted(STATIC.items()))  # 4.2's static figures
     yield "distribution_bars", figures.distribution_bars({"τ = 1": [0.5, 0.5]}, ["0", "1"], "a title")
     yield "credit_by_prior", figures.credit_by_prior({"sum_to_target": {"pretrained": [0.1, 0.2]}}, "a title")
 

@@ -13,11 +13,13 @@ import pytest
 
 from toy.page import figures, recipes
 from toy.page.explorers import ALL
+from toy.page.explorers.easy_hard import FIGURES as STATIC
 
 
 def book_figures():
     yield from ((name, factory().figure) for name, factory in sorted(ALL.items()))
     yield "pipeline_figure", recipes.pipeline_figure()
+    yield from ((name, factory()) for name, factory in sorted(STATIC.items()))  # 4.2's static figures
     yield "credit_by_prior", figures.credit_by_prior(
         {"sum_to_target": {"pretrained": [0.1, 0.2], "uniform": [0.0, 0.3]},
          "first_token": {"pretrained": [0.3, 0.0], "uniform": [0.2, 0.0]}}, "a title")

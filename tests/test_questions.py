@@ -358,8 +358,9 @@ ON_EXPLORERS = {  # question: (explorer in toy.page.explorers.ALL, setting → [
         ("comparisons", s["fewer"]), ("comparisons", s["more"]), ("dataset", _Label(str(s["set"]))),
         ("features", "tabular"), ("features", "additive"), ("beta", 0.01)]),
     "ex-4-2-drift": ("drift", lambda s: [("prompt", s["prompt"]), ("reward", _Label(s["reward"]))]),
-    "ex-4-2-optimum": ("drift", lambda s: [
-        ("prompt", s["prompt"]), ("reward", _Label(s["reward"])), ("beta", s["beta"])]),
+    # (β is no control of the drift explorer: its curve spans DRIFT_BETAS, and the question reads π_ref's chance in
+    # the title; the test below checks that every student's β lies on that grid)
+    "ex-4-2-optimum": ("drift", lambda s: [("prompt", s["prompt"]), ("reward", _Label(s["reward"]))]),
     "ex-4-3-discount-a": ("discount", lambda s: [("gamma", s["gamma"]), ("beta", s["beta"])]),
     "ex-4-3-discount-b": ("discount", lambda s: [
         ("gamma", s["gamma"]), ("beta", s["beta"]), ("prompt", s["prompt"]), ("reward", "sum_to_target")]),
@@ -405,6 +406,10 @@ def test_students_settings_are_values_the_explorers_offer():
                     v = control[c].values[control[c].labels.index(v)]
                 control[c].index(v)  # one of the control's values, else a ValueError naming them
                 explorer.state(**{c: v})
+    from toy.page.explorers import easy_hard
+    for student in [None, *(f"student-{i}" for i in range(20))]:
+        assert Q.QUESTIONS["ex-4-2-optimum"].instance(student)["beta"] in easy_hard.DRIFT_BETAS
+    assert "beta" not in {c.name for c in explorers["drift"].controls}  # the β dot taught nothing (issue 39)
     prefix = next(c for c in explorers["resets"].controls if c.name == "prefix")
     for student in [None, *(f"student-{i}" for i in range(20))]:
         s = Q.QUESTIONS["ex-4-2-resets"].instance(student)

@@ -1,8 +1,9 @@
 """Section 4.2's explorers: why text generation is an unusually easy and an unusually hard RL problem.
 
-One explorer per property: resets (``resets``), the prior (``prior``), the action space (``action_space``),
-sparse reward (``sparse_reward``), a learned reward (``goodhart``), long sequences (``long_credit``) and drift
-(``drift``). Each computes with toy and declares which controls each output depends on.
+One figure per property. Explorers: resets (``resets``), the prior (``prior``), a learned reward (``goodhart``), long
+sequences (``long_credit``) and drift (``drift``); each computes with toy and declares which controls each output
+depends on. Static figures (``FIGURES``): the action space (``action_space_figure``) and sparse reward
+(``sparse_reward_figure``), where moving a control only re-ran a formula the text states.
 """
 
 from __future__ import annotations
@@ -162,30 +163,29 @@ def prior_explorer() -> Explorer:
     )
 
 
-# -- an enormous action space -------------------------------------------------------------------------------------
-VOCABULARIES = {5: "5 (the toy)", 32_000: "32,000", 50_257: "50,257 (GPT-2)", 128_000: "128,000"}
-ENTROPIES = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 4.0)
+# -- an enormous action space (a static figure) -------------------------------------------------------------------
+GPT2_VOCAB = 50_257
+ENTROPIES = (2.0, 0.5, 0.05)
+"""The entropies per token (nats) whose responses in play the figure draws: loose, moderate, very concentrated."""
 LENGTHS = np.unique(np.round(np.logspace(0, 4, 41)).astype(int))
+ENTROPY_DASHES = ("dash", "dashdot", "dot")
 
 
-def action_space_explorer() -> Explorer:
-    """log10 |V|^T against the response length T, and log10 e^(h·T), the responses a policy with h nats of
-    entropy per token effectively chooses among; the toy's own numbers marked."""
+def action_space_figure() -> go.Figure:
+    """A static figure: log10 |V|^T against the response length T for GPT-2's vocabulary, and log10 e^(h·T), the
+    responses a policy with h nats of entropy per token effectively chooses among, for each h in ``ENTROPIES``;
+    the toy's own numbers marked. One idea: concentration shrinks the exponent, but an exponent remains."""
     toy_policy = reference_policy()
     toy_h = float(np.log(exploration.effective_responses(toy_policy, 2)) / toy_policy.length)
-
-    def compute(state):
-        T = LENGTHS.astype(float)
-        return dict(all=T * np.log10(state["vocab"]), effective=T * state["entropy"] / np.log(10),
-                    at1000=[1000 * np.log10(state["vocab"])], eff1000=[1000 * state["entropy"] / np.log(10)],
-                    h=[state["entropy"]])
-
+    T = LENGTHS.astype(float)
     fig = go.Figure()
-    fig.add_scatter(x=LENGTHS, y=LENGTHS * 1.0, mode="lines", name="every response: log₁₀ |V|^T",
-                    line=dict(color=GREY, width=3), hovertemplate="T = %{x}: 10^%{y:,.0f}<extra>|V|^T</extra>")
-    fig.add_scatter(x=LENGTHS, y=LENGTHS * 1.0, mode="lines", name="in play under π_ref: log₁₀ e^(hT)",
-                    line=dict(color=EXACT_COLOUR, dash="dash", width=3),
-                    hovertemplate="T = %{x}: 10^%{y:,.1f}<extra>e^(hT)</extra>")
+    fig.add_scatter(x=LENGTHS, y=T * np.log10(GPT2_VOCAB), mode="lines",
+                    name=f"every response, |V| = {GPT2_VOCAB:,} (GPT-2)", line=dict(color=GREY, width=3),
+                    hovertemplate="T = %{x}: 10^%{y:,.0f}<extra>|V|^T</extra>")
+    for h, dash in zip(ENTROPIES, ENTROPY_DASHES, strict=True):
+        fig.add_scatter(x=LENGTHS, y=T * h / np.log(10), mode="lines", name=f"in play at h = {h:g} nats/token",
+                        line=dict(color=EXACT_COLOUR, dash=dash, width=3 if h == ENTROPIES[0] else 2.5),
+                        hovertemplate="T = %{x}: 10^%{y:,.1f}<extra>e^(hT)</extra>")
     fig.add_scatter(x=[4, 4], y=[4 * np.log10(5), 4 * toy_h / np.log(10)], mode="markers+text",
                     name=f"the toy: 625, of which {np.exp(4 * toy_h):.0f} in play",
                     text=["625", f"{np.exp(4 * toy_h):.0f}"], textposition=["top right", "bottom right"],
@@ -193,68 +193,40 @@ def action_space_explorer() -> Explorer:
                     hovertemplate="the toy: 10^%{y:.2f}<extra></extra>")
     fig.update_xaxes(type="log", title_text="response length T (tokens)")
     fig.update_yaxes(type="log", title_text="log₁₀(number of responses)")
-    base_layout(fig, "", height=460)
-    return Explorer(
-        title="An enormous action space: how many responses there are, and how many a prior keeps in play",
-        controls=[dropdown("vocab", "Vocabulary |V|", VOCABULARIES, 50_257),
-                  slider("entropy", "Entropy per token h (nats)", ENTROPIES, 0.5, fmt="{:g}")],
-        outputs=dict(all=("vocab",), effective=("entropy",), at1000=("vocab",), eff1000=("entropy",), h=("entropy",)),
-        compute=compute, figure=fig,
-        traces=[(0, "y", ["all"]), (1, "y", ["effective"])],
-        layout={"title.text": "|V| = {vocab}, h = {entropy} nats: at T = 1,000 there are 10^{at1000:.0f} responses, "
-                              "about 10^{eff1000:.0f} of them in play"},
-        caption=f"The toy's π_ref has {toy_h:.2f} nats per token (prompt 2). A response of T tokens from a policy "
-                "with h nats per token is, in entropy, like a uniform choice among e^(hT) responses.",
-    )
+    return base_layout(fig, "An enormous action space: at 1,000 tokens there are 10^"
+                       f"{1000 * np.log10(GPT2_VOCAB):,.0f} responses, and even at h = {ENTROPIES[-1]:g} nats per "
+                       f"token about 10^{1000 * ENTROPIES[-1] / np.log(10):.0f} stay in play", height=460)
 
 
-# -- sparse reward ------------------------------------------------------------------------------------------------
-STREAM = 10_000
-WAIT_GRID = np.unique(np.round(np.logspace(0, 6, 19)).astype(int))
+# -- sparse reward (a static figure) -------------------------------------------------------------------------------
+WAIT_PRESETS = ("knows_task", "pretrained", "confidently_wrong")
+"""The priors whose mean wait the figure draws: one that knows the task, the default, one that is sure and wrong."""
+WAIT_DASHES = ("solid", "dash", "dot")
+WAIT_COLOURS = (EXACT_COLOUR, GREY, SEQUENCE_COLOUR)
 
 
-def sparse_reward_explorer(prompt: int = 2) -> Explorer:
-    """How many samples until the first rewarded one: the exact geometric law against a sampled stream."""
+def mean_waits(preset: str, prompt: int = 2) -> np.ndarray:
+    """1/p, the mean number of samples until the first rewarded one (sum reward), at each of ``TEMPERATURES``."""
     prompt = check_prompt(prompt)
+    return np.array([1 / exploration.success_probability(reference_policy(preset, t), "sum_to_target", prompt)
+                     for t in TEMPERATURES])
 
-    @lru_cache(maxsize=256)
-    def at(preset, temperature):
-        policy = reference_policy(preset, temperature)
-        p = exploration.success_probability(policy, "sum_to_target", prompt)
-        s = exploration.sample_stream(policy, "sum_to_target", prompt, STREAM, rng=0)
-        waits = np.sort(s.waits)
-        empirical = np.searchsorted(waits, WAIT_GRID, side="right") / max(len(waits), 1)
-        return p, exploration.first_success_cdf(p, WAIT_GRID), empirical, float(s.rewarded.mean()), len(waits)
 
-    def compute(state):
-        p, exact, empirical, frac, hits = at(state["preset"], state["temperature"])
-        return dict(exact=exact, empirical=empirical, p=p * 100, frac=frac * 100, hits=hits,
-                    mean_wait=min(1 / p, 1e300) if p > 0 else 1e300, median=np.log(0.5) / np.log1p(-min(p, 0.999999)))
-
-    deps = ("preset", "temperature")
+def sparse_reward_figure(prompt: int = 2) -> go.Figure:
+    """A static figure: the mean wait for a first rewarded sample, 1/p, against the temperature, for a prior that
+    knows the task, the pretrained one, and one that is confidently wrong. One idea: sharpening a prior shortens
+    the wait only where its mass sits on rewarded responses; elsewhere the wait grows by orders of magnitude."""
+    prompt = check_prompt(prompt)
     fig = go.Figure()
-    fig.add_scatter(x=WAIT_GRID, y=WAIT_GRID * 0.0, mode="lines", name="exact: 1 − (1 − p)^n",
-                    line=dict(color=EXACT_COLOUR, width=3),
-                    hovertemplate="n = %{x:,}: %{y:.3f}<extra>exact</extra>")
-    fig.add_scatter(x=WAIT_GRID, y=WAIT_GRID * 0.0, mode="markers", name=f"waits in a stream of {STREAM:,} samples",
-                    marker=dict(color=SEQUENCE_COLOUR, symbol="x", size=8),
-                    hovertemplate="n = %{x:,}: %{y:.3f}<extra>sampled</extra>")
-    fig.update_xaxes(type="log", title_text="n, samples drawn")
-    fig.update_yaxes(title_text="P(a rewarded sample in the first n)", range=[0, 1.05])
-    base_layout(fig, "", height=440)
-    return Explorer(
-        title="Sparse reward: samples until the first success",
-        controls=[dropdown("preset", "π_ref", {p: p for p in PRESETS}, "confidently_wrong"),
-                  slider("temperature", "Temperature τ", TEMPERATURES, 1.0)],
-        outputs={name: deps for name in ("exact", "empirical", "p", "frac", "hits", "mean_wait", "median")},
-        compute=compute, figure=fig,
-        traces=[(0, "y", ["exact"]), (1, "y", ["empirical"])],
-        layout={"title.text": "P(reward) = {p:.3f}%: {frac:.2f}% of the stream rewarded ({hits:.0f} successes); "
-                              "on average {mean_wait:.0f} samples to the first"},
-        caption=f"Prompt {prompt}, sum reward. The sampled curve uses the waiting times between successes in one "
-                "seeded stream; "
-                "with no success in the stream it stays at 0.",
-    )
+    for preset, dash, colour in zip(WAIT_PRESETS, WAIT_DASHES, WAIT_COLOURS, strict=True):
+        fig.add_scatter(x=list(TEMPERATURES), y=mean_waits(preset, prompt), mode="lines+markers",
+                        name=preset.replace("_", " "), line=dict(color=colour, dash=dash, width=3),
+                        hovertemplate="τ = %{x:.2f}: %{y:,.3g} samples<extra>" + preset + "</extra>")
+    fig.update_xaxes(type="log", title_text="temperature τ of π<sub>ref</sub>")
+    # a label every three decades (1, 1000, 10⁶, ...): the waits span some 22 decades
+    fig.update_yaxes(type="log", dtick=3, exponentformat="power", title_text="mean samples to a first reward, 1/p")
+    return base_layout(fig, f"Sparse reward: the wait for a first success, 1/p (prompt {prompt}, sum reward)",
+                       height=440)
 
 
 # -- a learned, hackable reward -----------------------------------------------------------------------------------
@@ -393,9 +365,17 @@ def long_credit_explorer(prompt: int = 2) -> Explorer:
 DRIFT_BETAS = tuple(float(b) for b in np.logspace(1, -2, 19))
 
 
+DRIFT_MARKS = (1.0, 0.1)
+"""The β values marked on the drift curve (points of ``DRIFT_BETAS``), as the text quotes them. The second sits near
+the curve's right end, so its label goes to the left of it (inside a phone's width)."""
+
+
 def drift_explorer() -> Explorer:
-    """E[r] against KL(π*_β ‖ π_ref) along the KL-regularised family: what each nat of drift buys."""
+    """E[r] against KL(π*_β ‖ π_ref) along the KL-regularised family, β from 10 to 0.01, for a reward and a prompt;
+    the points at β = 1 and 0.1 marked. The controls change the curve (how rare π_ref's reward is), not a point on
+    it: where the curve ends says how far a policy must move to be always right."""
     ref = reference_policy()
+    marks = [DRIFT_BETAS.index(min(DRIFT_BETAS, key=lambda b: abs(b - m))) for m in DRIFT_MARKS]
 
     @lru_cache(maxsize=32)
     def curve(reward, prompt):
@@ -403,34 +383,34 @@ def drift_explorer() -> Explorer:
 
     def compute(state):
         c = curve(state["reward"], state["prompt"])
-        i = DRIFT_BETAS.index(state["beta"])
-        return dict(kl=c.kl, r=c.true, ref=[c.true[0]] * 2, ref_x=[0.0, float(c.kl.max())], kl_here=[c.kl[i]],
-                    r_here=[c.true[i]], r0=[value(ref, state["reward"], state["prompt"])])
+        return dict(kl=c.kl, r=c.true, ref=[c.true[0]] * 2, ref_x=[0.0, float(c.kl.max())],
+                    kl_marks=c.kl[marks], r_marks=c.true[marks], r0=[value(ref, state["reward"], state["prompt"])],
+                    kl_end=[c.kl[-1]], r_end=[c.true[-1]])
 
     deps = ("reward", "prompt")
-    here = deps + ("beta",)
     fig = go.Figure()
     fig.add_scatter(x=[0.0], y=[0.0], mode="lines", name="π*<sub>β</sub> ∝ π<sub>ref</sub>·exp(r/β), β 10 → 0.01",
                     line=dict(color=EXACT_COLOUR, width=3), hovertemplate="KL %{x:.2f}: E[r] %{y:.3f}<extra></extra>")
     fig.add_scatter(x=[0.0, 1.0], y=[0.0, 0.0], mode="lines", name="π_ref",
                     line=dict(color=GREY, dash="dot", width=2), hoverinfo="skip")
-    fig.add_scatter(x=[0.0], y=[0.0], mode="markers", name="the selected β",
-                    marker=dict(symbol="diamond", size=12, color="#222"),
-                    hovertemplate="KL %{x:.2f}: E[r] %{y:.3f}<extra>selected β</extra>")
+    fig.add_scatter(x=[0.0] * len(marks), y=[0.0] * len(marks), mode="markers+text", name="β = 1 and β = 0.1",
+                    text=[f"β = {m:g}" for m in DRIFT_MARKS], textposition=["bottom right", "bottom left"],
+                    marker=dict(symbol="diamond", size=11, color="#222"),
+                    hovertemplate="KL %{x:.2f}: E[r] %{y:.3f}<extra>%{text}</extra>")
     fig.update_xaxes(title_text="KL(π*<sub>β</sub> ‖ π<sub>ref</sub>), nats", rangemode="tozero")
     fig.update_yaxes(title_text="expected reward E[r]")
     base_layout(fig, "", height=440)
     return Explorer(
         title="It must not drift: reward against distance from π_ref",
         controls=[dropdown("reward", "Reward", REWARD_LABELS, "sum_to_target"),
-                  dropdown("prompt", "Prompt x", PROMPTS, 2),
-                  slider("beta", "β", DRIFT_BETAS, DRIFT_BETAS[9], fmt="{:.3g}")],
-        outputs=dict(kl=deps, r=deps, ref=deps, ref_x=deps, r0=deps, kl_here=here, r_here=here),
+                  dropdown("prompt", "Prompt x", PROMPTS, 2)],
+        outputs=dict(kl=deps, r=deps, ref=deps, ref_x=deps, r0=deps, kl_marks=deps, r_marks=deps, kl_end=deps,
+                     r_end=deps),
         compute=compute, figure=fig,
-        traces=[(0, "x", ["kl"]), (0, "y", ["r"]), (1, "x", ["ref_x"]), (1, "y", ["ref"]), (2, "x", ["kl_here"]),
-                (2, "y", ["r_here"])],
-        layout={"title.text": "β = {beta}: {kl_here:.2f} nats from π_ref buy E[r] = {r_here:.3f} "
-                              "(π_ref: {r0:.3f})"},
+        traces=[(0, "x", ["kl"]), (0, "y", ["r"]), (1, "x", ["ref_x"]), (1, "y", ["ref"]), (2, "x", ["kl_marks"]),
+                (2, "y", ["r_marks"])],
+        layout={"title.text": "π_ref: E[r] = {r0:.3f}; at β = 0.01 the optimum is {kl_end:.2f} nats away, "
+                              "E[r] = {r_end:.3f}"},
         caption="Pretrained π_ref; every point is the exact optimum of E[r] − β·KL(π ‖ π_ref) for one β.",
     )
 
@@ -439,10 +419,15 @@ def drift_explorer() -> Explorer:
 EXPLORERS = {
     "resets": resets_explorer,
     "prior": prior_explorer,
-    "action_space": action_space_explorer,
-    "sparse_reward": sparse_reward_explorer,
     "goodhart": goodhart_explorer,
     "long_credit": long_credit_explorer,
     "drift": drift_explorer,
 }
 """Section 4.2's explorers by name (merged into ``toy.explorers.ALL``)."""
+
+FIGURES = {
+    "action_space": action_space_figure,
+    "sparse_reward": sparse_reward_figure,
+}
+"""Section 4.2's static figures by name: the action space and sparse reward, whose controls taught nothing the
+text did not say."""
