@@ -583,10 +583,8 @@ CASES: dict[str, Case] = {
         dict(method=["nope", None], prompts=PROMPTS, runs=COUNT, length=COUNT + [13], n_actions=COUNT + [7],
              lam=UNIT, vine_k=COUNT + [10**6], critic_lr=UNIT, critic_features=["nope", None])),
     # -- tables, figures, exercises ----------------------------------------------------------------------------
-    "toy.page.fates.rows_for": Case(fates.rows_for, dict(label="open"),
-                               dict(label=["nope", None], rows=["ab", None, [ROW._replace(fate="nope")], [3]])),
     "toy.page.fates.fate_table": Case(fates.fate_table, dict(link_prefix="x/"),
-                                 dict(rows=["ab", None, [ROW._replace(fate="nope")]], link_prefix=TEXT)),
+                                 dict(rows=["ab", None, [ROW._replace(fate="nope")], [3]], link_prefix=TEXT)),
     "toy.page.fates.FateTable": Case(fates.FateTable, dict(uid="t1"),
                                 dict(rows=["ab", None, [(1, 2)]], link_prefix=TEXT, uid=TEXT + ["", "a b", "1x"])),
     "toy.page.recipes.pipeline_figure": Case(

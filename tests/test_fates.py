@@ -1,4 +1,5 @@
-"""toy.fates: the table's rows, its fate filter (radio buttons and CSS), and links that land on real anchors."""
+"""toy.fates: the table's rows, shown whole and static (issue 39: its fate filter was decoration and went), each
+fate coloured, and links that land on real anchors."""
 
 import json
 import re
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from toy.page.fates import FATES, FILTERS, ROWS, fate_table
+from toy.page.fates import FATES, ROWS, fate_table
 
 CHAPTER = Path(__file__).resolve().parents[1] / "chapters" / "04-the-llm-as-a-policy"
 
@@ -25,11 +26,10 @@ def anchors(notebook: Path) -> set[str]:
     return out
 
 
-def test_every_row_has_a_known_fate_and_the_filters_partition_the_rows():
+def test_every_row_has_a_known_fate_and_every_fate_is_used():
     assert len(ROWS) == 13
     assert all(r.fate in FATES for r in ROWS)
-    shown = [r.concept for label, fates in FILTERS.items() if label != "all" for r in ROWS if r.fate in fates]
-    assert sorted(shown) == sorted(r.concept for r in ROWS)
+    assert {r.fate for r in ROWS} == set(FATES)
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[r.concept for r in ROWS])
@@ -41,16 +41,18 @@ def test_each_link_points_at_an_anchor_of_the_book(row):
 
 
 class _Parser(HTMLParser):
-    """Rows (classes, cells' text, links), radio inputs and labels, and the style of a FateTable's HTML."""
+    """Body rows (cells' text, links), any form inputs and labels, and the style of a FateTable's HTML."""
 
     def __init__(self):
         super().__init__()
-        self.rows, self.inputs, self.labels, self.style, self._in = [], [], {}, "", None
+        self.rows, self.inputs, self.labels, self.style, self._in, self._body = [], [], {}, "", None, False
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
-        if tag == "tr" and "class" in a:
-            self.rows.append({"classes": a["class"].split(), "cells": [], "links": []})
+        if tag == "tbody":
+            self._body = True
+        elif tag == "tr" and self._body:
+            self.rows.append({"cells": [], "links": []})
         elif tag == "td" and self.rows:
             self.rows[-1]["cells"].append("")
         elif tag == "a" and self.rows:
@@ -79,24 +81,14 @@ def parse(table) -> _Parser:
     return p
 
 
-def visible(p: _Parser, checked_id: str) -> list[str]:
-    """The concepts shown when ``checked_id`` is checked: apply the CSS rules of the form
-    ``#id:checked ~ table tbody tr:not(.cls) { display: none; }`` as a browser would."""
-    rule = r"#([\w-]+):checked ~ table tbody tr:not\(\.([\w-]+)\) \{ display: none; \}"
-    hide_unless = dict(re.findall(rule, p.style))
-    keep = hide_unless.get(checked_id)
-    return [r["cells"][0] for r in p.rows if keep is None or keep in r["classes"]]
-
-
-def test_the_radio_buttons_filter_the_table_by_fate():
+def test_the_table_is_static_and_shows_every_row():
+    """No filter (no form field, no 'Show fate' title, no rule that hides a row): all 13 rows are on the page, on
+    screen and on paper alike."""
     p = parse(fate_table())
-    assert [i["type"] for i in p.inputs] == ["radio"] * len(FILTERS)
-    assert len({i["name"] for i in p.inputs}) == 1
-    assert [("checked" in i) for i in p.inputs] == [True] + [False] * (len(FILTERS) - 1)
-    for i, (label, fates) in zip(p.inputs, FILTERS.items(), strict=True):
-        want = [r.concept for r in ROWS if r.fate in fates]
-        assert visible(p, i["id"]) == want, label
-        assert p.labels[i["id"]] == f"{label} ({len(want)})"
+    text = fate_table().html()
+    assert p.inputs == [] and p.labels == {}
+    assert "Show fate" not in text and "display: none" not in p.style.replace("thead { display: none; }", "")
+    assert [r["cells"][0] for r in p.rows] == [r.concept for r in ROWS]
 
 
 def test_each_row_shows_its_five_columns_and_one_link():

@@ -233,7 +233,8 @@ def test_headings_are_whole_on_the_page_of_their_section_and_bookmarked_there(si
 
 @pytest.mark.slow
 def test_no_screen_only_toggle_or_filter_is_printed(site):
-    """Issue 42: "Show code cell source" (a folded code cell) and 4.3's fate filter work on a screen only."""
+    """Issue 42: "Show code cell source" (a folded code cell) works on a screen only. 4.3's table of fates once had
+    a screen-only filter ("Show fate: ..."); the table is static now (issue 39), and no such words may come back."""
     found = {}
     for path in ALL_PDFS:
         text = pdf_text(reader(site / path))

@@ -130,15 +130,25 @@ def test_nine_rollouts_per_state_cost_more_and_err_more_than_the_table_after_102
     assert toy.critic.monte_carlo_error(pi_ref, "sum_to_target", X, 9) > table
 
 
-def test_critic_explorer_puts_rollouts_consumed_on_the_x_axis():
+def test_critic_figure_puts_rollouts_consumed_on_the_x_axis_and_labels_its_log_error_axis():
+    """The critic figure (static since issue 39): rollouts consumed on x; its error axis, a log axis spanning less
+    than a decade, labelled at several values (plotly's decade ticks gave it one), all inside the drawn range."""
     from toy.page.explorers import classical
 
-    ex = classical.critic_explorer()
-    mc = ex.figure.data[len(classical.CRITIC_FEATURES)]
+    fig = classical.critic_figure()
+    mc = fig.data[len(classical.CRITIC_FEATURES)]
     pi_ref = toy.reference_policy()
     assert list(mc.x) == [toy.critic.monte_carlo_rollouts(pi_ref, X, k) for k in classical.MC_KS]
-    assert list(ex.figure.data[0].x) == list(classical.CRITIC_SIZES)
-    assert "rollouts consumed" in ex.figure.layout.xaxis.title.text
+    np.testing.assert_allclose(mc.y, [toy.critic.monte_carlo_error(pi_ref, "sum_to_target", X, k)
+                                      for k in classical.MC_KS])
+    assert list(fig.data[0].x) == list(classical.CRITIC_SIZES)
+    assert "rollouts consumed" in fig.layout.xaxis.title.text
+    ys = np.concatenate([np.asarray(d.y, dtype=float) for d in fig.data])
+    ticks = [t for t in fig.layout.yaxis.tickvals if ys.min() <= t <= ys.max()]
+    assert fig.layout.yaxis.type == "log" and len(ticks) >= 3, (ys.min(), ys.max(), fig.layout.yaxis.tickvals)
+    assert list(fig.layout.yaxis.ticktext) == [f"{t:g}" for t in fig.layout.yaxis.tickvals]
+    from toy.page.figures import decade_ticks
+    assert decade_ticks(fig.to_dict()["layout"])["yaxis"].get("tickvals") == list(fig.layout.yaxis.tickvals)
 
 
 # -- 4.5: GRPO and PPO pay more KL than RLOO; REINFORCE and Dr. GRPO draw the same curve ----------------------------

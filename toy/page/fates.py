@@ -1,6 +1,6 @@
-"""The fate of classical RL's concepts in LLM post-training (section 4.3's table), as data and as an HTML table
-that can be filtered by fate in a static page with no kernel and no script: the filter is a row of radio buttons,
-and a few CSS rules hide the rows the checked button does not select.
+"""The fate of classical RL's concepts in LLM post-training (section 4.3's table), as data and as a static HTML
+table (no kernel, no script), each fate on its own background colour. (It once had a filter by fate; with 13 rows
+the coloured fate column already groups them at a glance, so the filter was dropped.)
 
 Each row says what a concept meant in classical RL, what it became, its fate and why, and where in this book an
 experiment shows it (a link relative to the chapter's folder).
@@ -86,24 +86,7 @@ ROWS = (
 )
 """The table's rows, in the chapter's order."""
 
-FILTERS = {
-    "all": tuple(FATES),
-    "transformed": ("transformed",),
-    "discarded (fully or mostly)": ("discarded", "mostly discarded"),
-    "trivialised": ("trivialised",),
-    "survived": ("survived",),
-    "new in role": ("new in role",),
-    "open": ("open",),
-}
-"""The table's filter buttons: label → the fates each one shows."""
-
 HEADERS = ("Concept", "Classical meaning", "In LLM post-training", "Fate, and why", "Shown in")
-
-
-def rows_for(label: str, rows=ROWS) -> list[Row]:
-    """The rows the filter ``label`` shows."""
-    fates = checks.choose("filter label", label, FILTERS)
-    return [r for r in _check_rows(rows) if r.fate in fates]
 
 
 def _check_rows(rows) -> tuple[Row, ...]:
@@ -117,7 +100,7 @@ def _check_rows(rows) -> tuple[Row, ...]:
 
 
 class FateTable:
-    """The table as HTML with a fate filter (radio buttons and CSS, no script); displays itself in Jupyter."""
+    """The table as static HTML (its style inline, no script); displays itself in Jupyter."""
 
     def __init__(self, rows=ROWS, link_prefix: str = "", uid: str = "fates"):
         self.rows, self.link_prefix = _check_rows(rows), checks.text("link_prefix", link_prefix)
@@ -126,15 +109,10 @@ class FateTable:
             raise checks.fail("uid", "a CSS identifier (a letter, then letters, digits, - or _)", uid)
 
     def html(self) -> str:
-        """The table, its filter and its style, as one self-contained HTML fragment."""
+        """The table and its style, as one self-contained HTML fragment."""
         uid, esc = self.uid, html.escape
-        filters = list(FILTERS)
         css = [
             f".{uid} {{ margin: 0.5em 0 1em; }}",
-            f".{uid} input {{ position: absolute; opacity: 0; width: 1px; height: 1px; }}",
-            f".{uid} label {{ display: inline-block; margin: 0 0.3em 0.4em 0; padding: 0.15em 0.6em; "
-            "border: 1px solid #999; border-radius: 1em; cursor: pointer; font-size: 0.9em; }",
-            f".{uid} input:focus-visible + label {{ outline: 2px solid #1f77b4; outline-offset: 1px; }}",
             f".{uid} table {{ border-collapse: collapse; width: 100%; font-size: 0.88em; table-layout: auto; }}",
             f".{uid} th, .{uid} td {{ border: 1px solid #ddd; padding: 0.3em 0.4em; text-align: left; "
             "vertical-align: top; overflow-wrap: break-word; }",
@@ -145,12 +123,7 @@ class FateTable:
             f".{uid} tr {{ border: 1px solid #bbb; margin-bottom: 0.6em; }} "
             f".{uid} td {{ border: none; border-bottom: 1px solid #eee; }} "
             f".{uid} td::before {{ content: attr(data-label) \": \"; font-weight: 600; }} }}",
-            f".{uid} .{uid}-filter-title {{ font-weight: 600; margin-right: 0.4em; }}",
         ]
-        for k, label in enumerate(filters):
-            css.append(f"#{uid}-{k}:checked + label {{ background: #1f77b4; color: #fff; border-color: #1f77b4; }}")
-            if label != "all":
-                css.append(f"#{uid}-{k}:checked ~ table tbody tr:not(.{uid}-f{k}) {{ display: none; }}")
         for fate, colour in FATES.items():
             css.append(f".{uid} td.{uid}-{_slug(fate)} {{ background: {colour}; }}")
             # the book's dark mode: the same hue, dark, under the theme's light text
@@ -159,20 +132,13 @@ class FateTable:
         css.append(f"html[data-theme=dark] .{uid} {{ color: var(--pst-color-text-base, #ced6dd); }} "
                    f"html[data-theme=dark] .{uid} th {{ background: #2b2b2b; }} "
                    f"html[data-theme=dark] .{uid} th, html[data-theme=dark] .{uid} td {{ border-color: #555; }}")
-        parts = [f'<div class="toy-fates {uid}"><style>{" ".join(css)}</style>',
-                 f'<span class="{uid}-filter-title" id="{uid}-title">Show fate:</span>']
-        for k, label in enumerate(filters):
-            checked = " checked" if label == "all" else ""
-            n = len(rows_for(label, self.rows))
-            parts.append(f'<input type="radio" name="{uid}" id="{uid}-{k}" value="{esc(label)}"'
-                         f' aria-describedby="{uid}-title"{checked}><label for="{uid}-{k}">{esc(label)} ({n})</label>')
+        parts = [f'<div class="toy-fates {uid}"><style>{" ".join(css)}</style>']
         parts.append(f'<table><thead><tr>{"".join(f"<th>{h}</th>" for h in HEADERS)}</tr></thead><tbody>')
         for r in self.rows:
-            classes = " ".join(f"{uid}-f{k}" for k, label in enumerate(filters) if r.fate in FILTERS[label])
             link = f'<a href="{esc(self.link_prefix + r.href)}">{esc(r.experiment)}</a>'
             h = [esc(x) for x in HEADERS]
             parts.append(
-                f'<tr class="{classes}"><td data-label="{h[0]}"><b>{esc(r.concept)}</b></td>'
+                f'<tr><td data-label="{h[0]}"><b>{esc(r.concept)}</b></td>'
                 f'<td data-label="{h[1]}">{esc(r.classical)}</td><td data-label="{h[2]}">{esc(r.llm)}</td>'
                 f'<td data-label="{h[3]}" class="{uid}-{_slug(r.fate)}"><b>{esc(r.fate)}</b>: {esc(r.why)}</td>'
                 f'<td data-label="{h[4]}">{link}</td></tr>')
@@ -188,5 +154,5 @@ def _slug(text: str) -> str:
 
 
 def fate_table(rows=ROWS, link_prefix: str = "") -> FateTable:
-    """Section 4.3's table, filterable by fate with no kernel (displays as HTML)."""
+    """Section 4.3's table, static, each fate coloured (displays as HTML)."""
     return FateTable(rows, link_prefix)

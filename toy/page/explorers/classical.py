@@ -1,7 +1,8 @@
 """Section 4.3's explorers: the rows of the classical-vs-LLM table that the book turns into experiments.
 
-The discount (``discount``), a learned critic (``critic``), bootstrapping (``bootstrapping``), off-policy staleness
-(``staleness``) and the trust region (``clipping``). Each computes with toy and declares its dependencies.
+The discount (``discount``), GAE's γ and λ (``gae_discount``), bootstrapping (``bootstrapping``), off-policy staleness
+(``staleness``) and the trust region (``clipping``). Each computes with toy and declares its dependencies. A learned
+critic against Monte Carlo is a static figure (``critic_figure``): it has one setting worth showing.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from ...rewards import REWARDS, reward_table
 from ...vocab import PROMPTS, RESPONSE_LENGTH
 from ..explorer import Explorer, dropdown, slider
 from ..figures import EXACT, SEQUENCE, base_layout
-from .credit import TEMPERATURES
 
 EXACT_COLOUR, SEQUENCE_COLOUR, GREY = EXACT["color"], SEQUENCE["color"], "#555555"
 REWARD_LABELS = {name: name.replace("_", " ") for name in REWARDS}
@@ -91,11 +91,10 @@ def discount_explorer() -> Explorer:
 # -- a learned critic ---------------------------------------------------------------------------------------------
 CRITIC_SIZES = (4, 8, 16, 32, 64, 128, 256, 512, 1024)
 CRITIC_FEATURES = ("prompt", "last_token", "running_sum", "tabular")
-CRITIC_TEMPERATURES = tuple(TEMPERATURES[i] for i in (0, 2, 4, 6, 8))
 CRITIC_SEEDS = 20
-"""Seeds 0..CRITIC_SEEDS−1 of the sampled critics: the explorer draws their mean, and section 4.3 quotes its spread."""
+"""Seeds 0..CRITIC_SEEDS−1 of the sampled critics: the critic figure draws their mean, section 4.3 its spread."""
 MC_KS = (1, 2, 4, 8, 9, 16, 32, 64)
-"""Rollouts per state for the Monte Carlo values in the critic explorer (9: VinePPO's configurations)."""
+"""Rollouts per state for the Monte Carlo values in the critic figure (9: VinePPO's configurations)."""
 FEATURE_STYLE = {
     "prompt": dict(dash="dot", symbol="circle-open"),
     "last_token": dict(dash="dashdot", symbol="triangle-up"),
@@ -104,68 +103,45 @@ FEATURE_STYLE = {
 }
 
 
-def critic_explorer(prompt: int = 2) -> Explorer:
+CRITIC_YTICKS = (0.05, 0.1, 0.2, 0.3)
+"""The critic figure's error axis (log): labelled at these values, since its errors span less than one decade."""
+
+
+def critic_figure(prompt: int = 2) -> go.Figure:
     """A learned critic's error against the exact V, and Monte Carlo values from K rollouts per state, both against
     the rollouts they consume: N sampled responses for a critic fitted to N responses, K × (states) for Monte Carlo,
-    which needs K fresh completions at every state it gives a value for."""
+    which needs K fresh completions at every state it gives a value for. A static figure (sum reward, the pretrained
+    π_ref at τ = 1): section 4.3 reads its claims off this one setting."""
     prompt = check_prompt(prompt)
     sizes = np.array(CRITIC_SIZES, dtype=float)
-    base = reference_policy("pretrained")
-    mc_cost = np.array([critic.monte_carlo_rollouts(base, prompt, k) for k in MC_KS], dtype=float)
+    policy = reference_policy("pretrained")
+    reward = "sum_to_target"
+    mc_cost = np.array([critic.monte_carlo_rollouts(policy, prompt, k) for k in MC_KS], dtype=float)
     n_states = int(mc_cost[0] // MC_KS[0])
-
-    @lru_cache(maxsize=64)
-    def errors(reward, temperature):
-        policy = reference_policy("pretrained", temperature)
-        out = {f: critic.sampled_errors(policy, reward, prompt, f, CRITIC_SIZES, seeds=CRITIC_SEEDS)
-               for f in CRITIC_FEATURES}
-        out["floor"] = {f: critic.value_error(critic.Critic(RESPONSE_LENGTH, f).fit_population(policy, reward),
-                                              policy, reward, prompt) for f in CRITIC_FEATURES}
-        out["mc"] = np.array([critic.monte_carlo_error(policy, reward, prompt, int(k)) for k in MC_KS])
-        return out
-
-    def compute(state):
-        e = errors(state["reward"], state["temperature"])
-        out = {f: e[f] for f in CRITIC_FEATURES}
-        out["mc"] = e["mc"]
-        out.update({f"floor_{f}": [e["floor"][f]] for f in CRITIC_FEATURES})
-        out["best"] = [e["tabular"][-1]]
-        out["mc9"] = [e["mc"][MC_KS.index(9)]]
-        return out
-
-    deps = ("reward", "temperature")
     fig = go.Figure()
     for f in CRITIC_FEATURES:
         n = critic.Critic(RESPONSE_LENGTH, f).n_params
         st = FEATURE_STYLE[f]
-        fig.add_scatter(x=sizes, y=sizes, mode="lines+markers", name=f"critic, {f.replace('_', ' ')} ({n} weights)",
+        err = critic.sampled_errors(policy, reward, prompt, f, CRITIC_SIZES, seeds=CRITIC_SEEDS)
+        fig.add_scatter(x=sizes, y=err, mode="lines+markers", name=f"critic, {f.replace('_', ' ')} ({n} weights)",
                         line=dict(color=EXACT_COLOUR, dash=st["dash"], width=2.5),
                         marker=dict(symbol=st["symbol"], size=8, color=EXACT_COLOUR),
                         hovertemplate="fitted to %{x} responses: %{y:.4f}<extra>" + f + "</extra>")
-    fig.add_scatter(x=mc_cost, y=mc_cost, mode="lines+markers",
+    mc = np.array([critic.monte_carlo_error(policy, reward, prompt, int(k)) for k in MC_KS])
+    fig.add_scatter(x=mc_cost, y=mc, mode="lines+markers",
                     name=f"Monte Carlo, K rollouts at each of {n_states} states (0 weights)",
                     customdata=np.array(MC_KS), line=dict(color=SEQUENCE_COLOUR, width=3),
                     marker=dict(symbol="x", size=9, color=SEQUENCE_COLOUR),
                     hovertemplate="K = %{customdata}, %{x} rollouts: %{y:.4f}<extra>Monte Carlo</extra>")
     fig.update_xaxes(type="log", title_text="rollouts consumed")
-    fig.update_yaxes(type="log", dtick="D2", title_text="RMS error against the exact V")
-    base_layout(fig, "", height=480)
-    outputs = {f: deps for f in CRITIC_FEATURES}
-    outputs.update({"mc": deps, "best": deps, "mc9": deps, **{f"floor_{f}": deps for f in CRITIC_FEATURES}})
-    return Explorer(
-        title="A learned critic against the exact V, and against Monte Carlo, per rollout consumed",
-        controls=[dropdown("reward", "Reward", REWARD_LABELS, "sum_to_target"),
-                  slider("temperature", "Temperature τ", CRITIC_TEMPERATURES, 1.0)],
-        outputs=outputs, compute=compute, figure=fig,
-        traces=[(i, "y", [f]) for i, f in enumerate(CRITIC_FEATURES)] + [(len(CRITIC_FEATURES), "y", ["mc"])],
-        layout={"title.text": "τ = {temperature}: the per-prompt baseline cannot go below {floor_prompt:.3f}; the "
-                              "780-parameter table reaches {best:.3f} after 1,024 responses; Monte Carlo with K = 9 "
-                              f"({9 * n_states:,} rollouts): " + "{mc9:.3f}"},
-        caption=f"Prompt {prompt}, pretrained π_ref. Critics are fitted exactly (least squares on one-hot features) "
-                f"to the returns of N sampled responses (N rollouts), mean of {CRITIC_SEEDS} seeds; Monte Carlo "
-                f"restarts K rollouts at each of the {n_states} states the policy can visit before the last token "
-                f"(K × {n_states} rollouts), and its error √(Var[r | s]/K) is exact.",
-    )
+    fig.update_yaxes(type="log", tickvals=list(CRITIC_YTICKS), ticktext=[f"{v:g}" for v in CRITIC_YTICKS],
+                     title_text="RMS error against the exact V")
+    base_layout(fig, "A learned critic against Monte Carlo values, per rollout consumed<br>"
+                     f"Prompt {prompt}, sum reward, pretrained π_ref at τ = 1. Critics: least squares on one-hot "
+                     f"features, fitted to N sampled responses (N rollouts), mean of {CRITIC_SEEDS} seeds. Monte "
+                     f"Carlo: K rollouts restarted at each of the {n_states} states before the last token "
+                     f"(K × {n_states} rollouts), its error √(Var[r | s]/K) exact.", height=480)
+    return fig
 
 
 # -- γ and λ inside the advantage estimator -----------------------------------------------------------------------
@@ -435,7 +411,6 @@ def clipping_explorer() -> Explorer:
 EXPLORERS = {
     "discount": discount_explorer,
     "gae_discount": gae_discount_explorer,
-    "critic": critic_explorer,
     "bootstrapping": bootstrap_explorer,
     "staleness": staleness_explorer,
     "clipping": clipping_explorer,
