@@ -55,6 +55,9 @@ def test_figure_fits_a_narrow_screen():
         assert x_range[0] <= b.x0 < b.x1 <= x_range[1] and y_range[0] <= b.y0 < b.y1 <= y_range[1]
         assert b.x1 - b.x0 >= 0.8  # of a column: the widest stage name fits it at 320 px
     assert recipes.COLUMNS <= 3  # (four columns do not fit 320 px)
+    # At 320 px the legend takes a row per kind (about 30 px each): the bottom margin holds them all, or plotly moves
+    # the legend up over the last row's labels, and leaves it there when the screen widens.
+    assert fig.layout.margin.b >= 30 * len(recipes.KINDS) + 8
     for i, b in enumerate(boxes):
         for c in boxes[i + 1:]:
             assert b.x1 <= c.x0 or c.x1 <= b.x0 or b.y1 <= c.y0 or c.y1 <= b.y0

@@ -149,7 +149,7 @@ def pipeline_figure(recipes: dict | None = None) -> go.Figure:
                         name=kind["label"], legendgroup=kind_name, hoverinfo="skip",
                         marker=dict(symbol=kind["symbol"], size=10, color=kind["color"],
                                     line=dict(color="white", width=1)))
-    top_margin, bottom_margin = 60, 100
+    top_margin, bottom_margin = 60, 130  # room for the legend in four rows (a 320 px screen)
     fig.update_xaxes(visible=False, range=[0, COLUMNS], fixedrange=True, title_text="stage, in order")
     fig.update_yaxes(visible=False, range=[-rows * row_height, 0], fixedrange=True, title_text="recipe")
     figures.base_layout(fig, "Post-training recipes, stage by stage, with what each stage learns from",
