@@ -89,4 +89,4 @@ def test_explorer_bars_are_the_exact_credit_and_the_scaled_signal():
         pi = toy.reference_policy()
         np.testing.assert_allclose(fig.data[0].y, toy.token_advantages(pi, "first_token", X, y))
         np.testing.assert_allclose(fig.data[2].y, D.token_signal(pi, D.teacher(1.0, "first_token"), X, y))
-    assert list(itertools.chain(fig.data[0].x)) == ["token 1", "token 2", "token 3", "token 4"]
+    assert list(itertools.chain(fig.data[0].x)) == ["t = 1", "t = 2", "t = 3", "t = 4"]

@@ -30,8 +30,11 @@ def test_figure_draws_every_stage_with_its_data():
         assert f"<b>{name}</b>" in texts
         for s in stages:
             assert s.data.split()[0] in texts
-    hover = " ".join(" ".join(t.text) for t in fig.data if t.text)
-    assert all(s.note in hover for _, stages in recipes.RECIPES.values() for s in stages)
+    # A static diagram (issue 39): what pointing at a box used to show is drawn, every stage's data in full, and
+    # pointing shows nothing.
+    drawn = {a.text.replace("<br>", " ") for a in fig.layout.annotations}
+    assert all(s.data in drawn for _, stages in recipes.RECIPES.values() for s in stages)
+    assert fig.layout.hovermode is False and all(t.hoverinfo == "skip" for t in fig.data)
     assert fig.layout.title.text
     assert {t.name for t in fig.data} == {k["label"] for k in recipes.KINDS.values()}
     assert len({t.marker.symbol for t in fig.data}) == len(recipes.KINDS)
@@ -39,18 +42,22 @@ def test_figure_draws_every_stage_with_its_data():
 
 def test_figure_fits_a_narrow_screen():
     """Labels are short lines inside their column, boxes stay inside the plot and never overlap, and each recipe
-    reads left to right, row after row: what keeps every text readable at 400 px wide."""
+    reads left to right, row after row: what keeps every text readable at 320 px wide (issue 42)."""
     fig = recipes.pipeline_figure()
     boxes = [s for s in fig.layout.shapes if s.type == "rect"]
     for a in fig.layout.annotations:
         if a.showarrow is False and a.xanchor != "left":  # a stage's name or its data, centred on its box
             width = recipes.NAME_WIDTH if a.text.startswith("<b>") else recipes.DATA_WIDTH
             lines = a.text.removeprefix("<b>").removesuffix("</b>").split("<br>")
-            assert all(len(line) <= width for line in lines) and len(lines) <= 3, a.text
+            assert all(len(line) <= width for line in lines) and len(lines) <= recipes.DATA_LINES, a.text
     x_range, y_range = fig.layout.xaxis.range, fig.layout.yaxis.range
     for b in boxes:
         assert x_range[0] <= b.x0 < b.x1 <= x_range[1] and y_range[0] <= b.y0 < b.y1 <= y_range[1]
-        assert b.x1 - b.x0 >= 0.8  # of a column: the widest stage name fits it at 400 px
+        assert b.x1 - b.x0 >= 0.8  # of a column: the widest stage name fits it at 320 px
+    assert recipes.COLUMNS <= 3  # (four columns do not fit 320 px)
+    # At 320 px the legend takes a row per kind (about 30 px each): the bottom margin holds them all, or plotly moves
+    # the legend up over the last row's labels, and leaves it there when the screen widens.
+    assert fig.layout.margin.b >= 30 * len(recipes.KINDS) + 8
     for i, b in enumerate(boxes):
         for c in boxes[i + 1:]:
             assert b.x1 <= c.x0 or c.x1 <= b.x0 or b.y1 <= c.y0 or c.y1 <= b.y0
@@ -60,6 +67,9 @@ def test_figure_fits_a_narrow_screen():
         for b, c in zip(lane, lane[1:], strict=False):
             assert (c.y0 == b.y0 and c.x0 > b.x1) or c.y1 < b.y0
         k += len(stages)
-    # DeepSeek-R1's six stages take two rows of three, joined by one path.
+    # DeepSeek-R1's six stages take two rows of three; each recipe of four takes two rows of two. Each second row is
+    # joined to the first by one path.
     r1 = boxes[-6:]
-    assert len({b.y0 for b in r1}) == 2 and sum(s.type == "path" for s in fig.layout.shapes) == 1
+    assert len({b.y0 for b in r1}) == 2 and len({b.x0 for b in r1}) == 3
+    longer = sum(len(stages) > recipes.COLUMNS for _, stages in recipes.RECIPES.values())
+    assert longer == 3 and sum(s.type == "path" for s in fig.layout.shapes) == longer

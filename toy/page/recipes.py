@@ -18,13 +18,12 @@ from . import figures
 
 @dataclass(frozen=True)
 class Stage:
-    """One stage of a recipe: its name, the kind of feedback it uses, the data it learns from (short: it is drawn
-    under the stage's box), and an optional note (shown with the data when the reader points at the box)."""
+    """One stage of a recipe: its name, the kind of feedback it uses, and what it learns from, in a few words (drawn
+    in full under the stage's box: the figure has nothing more to show on pointing)."""
 
     name: str
     kind: str
     data: str
-    note: str = ""
 
 
 KINDS = {
@@ -35,49 +34,47 @@ KINDS = {
 }
 """Kinds of feedback: how each is drawn (colour, marker symbol and border dash differ, so not only colour)."""
 
-PRETRAIN = Stage("Pretraining", "instructive", "a large text corpus", "next-token prediction")
+PRETRAIN = Stage("Pretraining", "instructive", "next tokens of a large text corpus")
 
 RECIPES = {
     "InstructGPT": (
         "ouyang2022instructgpt",
         [PRETRAIN,
-         Stage("SFT", "instructive", "demonstrations written by people"),
-         Stage("Reward model", "preference", "people's comparisons of model outputs"),
-         Stage("RL (PPO)", "evaluative", "the reward model's score; KL to SFT", "on prompts from users")],
+         Stage("SFT", "instructive", "responses written by people"),
+         Stage("Reward model", "preference", "people's rankings of outputs"),
+         Stage("RL (PPO)", "evaluative", "score of the reward model, KL to SFT")],
     ),
     "Tülu 3": (
         "lambert2024tulu3",
         [PRETRAIN,
          Stage("SFT", "instructive", "instructions with written responses"),
          Stage("DPO", "preference", "pairs of responses, one preferred"),
-         Stage("RLVR", "evaluative", "prompts whose answers a program checks",
-               "RL with verifiable rewards")],
+         Stage("RLVR", "evaluative", "answers a program can check")],
     ),
     "DeepSeek-R1-Zero": (
         "deepseek2025r1",
         [PRETRAIN,
-         Stage("RL (GRPO)", "evaluative", "rule-checked accuracy and format", "no SFT at all")],
+         Stage("RL (GRPO)", "evaluative", "accuracy and format, by rule; no SFT")],
     ),
     "DeepSeek-R1": (
         "deepseek2025r1",
         [PRETRAIN,
-         Stage("Cold-start SFT", "instructive", "a small set of demonstrations"),
-         Stage("Reasoning RL", "evaluative", "reasoning tasks, rewards by rule"),
-         Stage("Rejection sampling", "selection", "the RL model's own samples, filtered"),
-         Stage("SFT", "instructive", "kept samples and other data",
-               "about 600k kept reasoning samples and about 200k non-reasoning ones (writing, factual QA, "
-               "translation), about 800k in all; restarted from the base model, DeepSeek-V3-Base, not from the RL "
-               "checkpoint"),
-         Stage("RL, all scenarios", "evaluative", "prompts of every kind and their rewards")],
+         Stage("Cold-start SFT", "instructive", "a small set of reasoning examples"),
+         Stage("Reasoning RL", "evaluative", "rewards by rule on reasoning"),
+         Stage("Rejection sampling", "selection", "keeps the RL model's good samples"),
+         Stage("SFT", "instructive", "800k samples; restarts at the base"),
+         Stage("RL, all scenarios", "evaluative", "prompts of every kind, their rewards")],
     ),
 }
 """Recipe name → (bibliography key, stages in order). Facts from the chapter's section 4.4 and its citations."""
 
-COLUMNS = 4
-"""Stages drawn side by side; a longer recipe continues on the next row (so the boxes fit a phone's screen)."""
-NAME_WIDTH, DATA_WIDTH = 11, 14
-"""Characters per line of a stage's name (in its box) and of its data (under it): short enough for four boxes
-side by side on a 400 px wide screen."""
+COLUMNS = 3
+"""Stages drawn side by side; a longer recipe continues on the next row (so the boxes fit a 320 px phone screen)."""
+NAME_WIDTH, DATA_WIDTH = 11, 13
+"""Characters per line of a stage's name (in its box) and of its data (under it): short enough for three boxes
+side by side on a 320 px wide screen."""
+DATA_LINES = 3
+"""Lines a stage's data may take under its box."""
 
 
 def _tint(hex_color: str, alpha: float = 0.15) -> str:
@@ -101,17 +98,19 @@ def _check_recipes(recipes) -> dict:
 
 def pipeline_figure(recipes: dict | None = None) -> go.Figure:
     """The recipes one under another: each recipe's name above its row of stages (left to right, at most
-    ``COLUMNS`` to a row), each box labelled with its stage and, under it, the data it learns from; pointing at a
-    box shows all of it. Box colour, border dash and a marker symbol give the kind of feedback.
+    ``COLUMNS`` to a row), each box labelled with its stage and, under it, what the stage learns from. Box colour,
+    border dash and a marker symbol on the box's corner give the kind of feedback (the legend). A static diagram:
+    every label is drawn, and pointing at it shows nothing more.
 
     The y axis counts pixels (the figure's height is fixed), so the texts keep their places at every width; the
     x axis counts columns, so the boxes share whatever width the page gives them."""
     recipes = RECIPES if recipes is None else _check_recipes(recipes)
     fig = go.Figure()
-    row_height, name_band, box_height = 118, 22, 36  # pixels
+    name_band, box_height, line = 22, 36, 14  # pixels
+    row_height = name_band + box_height + 6 + DATA_LINES * line + 8
     pad = 0.06  # of a column, on either side of a box: the arrows run in the gap
     rows = 0
-    hover = {kind: ([], [], [], []) for kind in KINDS}  # kind -> (x, y, text, corner)
+    corners = {kind: [] for kind in KINDS}  # kind -> the top-left corners of its boxes
     for name, (_, stages) in recipes.items():
         per_row = -(-len(stages) // -(-len(stages) // COLUMNS))  # rows as even as they can be
         for i, stage in enumerate(stages):
@@ -140,32 +139,21 @@ def pipeline_figure(recipes: dict | None = None) -> go.Figure:
                 fig.add_annotation(x=0.5, y=top, ax=0.5, ay=turn, xref="x", yref="y", axref="x", ayref="y",
                                    text="", showarrow=True, arrowhead=2, arrowsize=1, arrowwidth=1.5,
                                    arrowcolor="#555")
-            xs, ys, texts, corner = hover[stage.kind]
-            xs.append((x0 + x1) / 2)
-            ys.append(y)
-            corner.append((x0, top))
-            detail = f" ({stage.note})" if stage.note else ""
-            texts.append(f"<b>{name}</b>, stage {i + 1} of {len(stages)}: {stage.name}<br>"
-                         f"learns from {stage.data}{detail}<br>{kind['label']}")
+            corners[stage.kind].append((x0, top))
         fig.add_annotation(x=pad, y=-rows * row_height - name_band / 2 + 2, text=f"<b>{name}</b>",
                            showarrow=False, xanchor="left", font=dict(size=13))
         rows += -(-len(stages) // per_row)
-    # A marker on each box's corner gives the kind of feedback by symbol and carries the legend (shapes have
-    # none); an invisible one over the box's middle shows everything about the stage when pointed at.
+    # A marker on each box's corner gives the kind of feedback by symbol and carries the legend (shapes have none).
     for kind_name, kind in KINDS.items():
-        xs, ys, texts, corner = hover[kind_name]
-        fig.add_scatter(x=[c[0] for c in corner], y=[c[1] for c in corner], mode="markers", name=kind["label"],
-                        legendgroup=kind_name, hoverinfo="skip",
+        fig.add_scatter(x=[c[0] for c in corners[kind_name]], y=[c[1] for c in corners[kind_name]], mode="markers",
+                        name=kind["label"], legendgroup=kind_name, hoverinfo="skip",
                         marker=dict(symbol=kind["symbol"], size=10, color=kind["color"],
                                     line=dict(color="white", width=1)))
-        fig.add_scatter(x=xs, y=ys, mode="markers", name=kind["label"], legendgroup=kind_name, showlegend=False,
-                        text=texts, hovertemplate="%{text}<extra></extra>",
-                        marker=dict(symbol=kind["symbol"], size=34, color=kind["color"], opacity=0))
-    top_margin, bottom_margin = 60, 100
+    top_margin, bottom_margin = 60, 130  # room for the legend in four rows (a 320 px screen)
     fig.update_xaxes(visible=False, range=[0, COLUMNS], fixedrange=True, title_text="stage, in order")
     fig.update_yaxes(visible=False, range=[-rows * row_height, 0], fixedrange=True, title_text="recipe")
-    figures.base_layout(fig, "Post-training recipes, stage by stage, with the data each stage learns from",
+    figures.base_layout(fig, "Post-training recipes, stage by stage, with what each stage learns from",
                         height=top_margin + rows * row_height + bottom_margin)
-    fig.update_layout(legend=dict(yref="paper", yanchor="top", y=-0.01), plot_bgcolor="white", hovermode="closest",
+    fig.update_layout(legend=dict(yref="paper", yanchor="top", y=-0.01), plot_bgcolor="white", hovermode=False,
                       margin=dict(l=4, r=4, t=top_margin, b=bottom_margin))
     return fig

@@ -263,8 +263,7 @@ def waiting_for_signal() -> Explorer:
         return out
 
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.16, row_heights=[0.6, 0.4],
-                        subplot_titles=("Success probability on the hard prompt (exact), one line per seed",
-                                        "Runs with no success sampled yet"))
+                        subplot_titles=("Each run's success", "Runs still waiting"))
     steps = list(range(HARD_STEPS + 1))
     dashes = ["solid", "dot", "dash", "longdash", "dashdot", "longdashdot"]
     for i in range(SHOWN_SEEDS):
@@ -411,10 +410,9 @@ def distillation_explorer() -> Explorer:
         return out
 
     fig = make_subplots(rows=3, cols=1, vertical_spacing=0.1, row_heights=[0.36, 0.32, 0.32],
-                        subplot_titles=("One response: credit per token",
-                                        "Student's task reward (exact)",
-                                        "Student's reverse KL to the teacher"))
-    pos = [f"token {t + 1}" for t in range(L)]
+                        subplot_titles=("Credit per token", "Student's task reward",
+                                        "Reverse KL to the teacher"))
+    pos = [f"t = {t + 1}" for t in range(L)]  # short: four of them fit a 320 px screen unturned
     fig.add_bar(x=pos, y=[0.0] * L, name="exact advantage A(s_t, y_t)", marker=dict(color=EXACT["color"]),
                 row=1, col=1)
     fig.add_bar(x=pos, y=[0.0] * L, name="sequence-level r − V(x)", marker=dict(**SEQUENCE), row=1, col=1)
