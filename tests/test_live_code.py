@@ -66,3 +66,20 @@ def test_live_sh_is_valid_bash_and_serves_on_the_configured_port():
     port = config["sphinx"]["config"]["toy_live_server"].rsplit(":", 1)[1]
     assert f"JUPYTER_PORT=${{JUPYTER_PORT:-{port}}}" in text
     assert subprocess.run(["bash", "-n", str(ROOT / "scripts" / "live.sh")]).returncode == 0
+
+
+def test_the_live_code_benchmark_reads_the_prelude_the_page_sends():
+    """benchmarks/bench_live_code.py runs Live code's prelude in its kernels, read from the built toy-live.js. The
+    prelude became two string literals joined by + (bc6fc7a), and the benchmark's pattern for one literal found
+    nothing, so it stopped before printing a figure. It reads the page's prelude whole, as the kernel gets it."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import bench_live_code
+
+    prelude = bench_live_code.live_code_prelude(ROOT / "book")  # book/_static/toy/toy-live.js, as the build copies
+    assert prelude.startswith("import os\n") and prelude.endswith("\n")
+    assert 'os.environ["TOY_EXPLORER_VIEW"] = "page"' in prelude and 'os.environ.pop("TOY_CHECKS", None)' in prelude
+    namespace: dict = {}
+    env = {"TOY_CHECKS": "not run"}
+    exec(compile(prelude.replace("import os\n", ""), "prelude", "exec"), {"os": SimpleNamespace(environ=env)},
+         namespace)
+    assert env == {"TOY_EXPLORER_VIEW": "page"}

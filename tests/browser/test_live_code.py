@@ -412,6 +412,46 @@ def test_a_page_view_computes_each_setting_once_and_says_when_its_kernel_cannot(
     assert log.problems() == [], "\n".join(log.problems())
 
 
+OUTPUT_FAR_DOWN_JS = """html => {
+    // An explorer as a Live code cell's output shows it, at the foot of the article (screens below the top, where the
+    // page stays): its element.
+    const out = document.createElement('div');
+    out.setAttribute('data-output', '');
+    out.innerHTML = html;
+    document.querySelector('main article').append(out);
+    scrollTo(0, 0);
+    return out.querySelector('.toy-explorer').id = 'far-' + document.querySelectorAll('[data-output]').length;
+}"""
+
+
+def test_a_cell_the_reader_runs_in_live_code_starts_its_explorer_at_once(bt, browser, site_url):
+    """Issue 42: a re-run explorer cell's new explorer waited for IntersectionObserver (a rendering frame or more,
+    29 to 44 ms median and up to 220 ms in bench_live_code.py) before its script started. Once Live code is live
+    (its first run-through over), an explorer put into a cell's output starts at once, wherever it is; during the
+    run-through, and on the page as built, explorers start as they come near the screen, as before."""
+    from toy.page.explorers import ALL
+
+    view = ALL["staleness"]().static_html()  # a small grid: quick to compute
+    page, log = bt.new_page(browser, 1280, 1000)
+    try:
+        page.goto(bt.page_url(site_url, DOC))
+        page.wait_for_function("() => document.readyState === 'complete'")
+        far = page.evaluate("() => document.querySelector('main article').getBoundingClientRect().height")
+        lazy = page.evaluate(OUTPUT_FAR_DOWN_JS, view)  # not live: as the run-through shows a cell's output
+        page.evaluate("() => { document.documentElement.dataset.toyLive = 'live'; }")
+        ran = page.evaluate(OUTPUT_FAR_DOWN_JS, view)  # live: a cell the reader ran
+        page.wait_for_function("id => document.getElementById(id).dataset.ready === 'true'", arg=ran, timeout=20_000)
+        page.wait_for_timeout(500)
+        started = page.evaluate("ids => ids.map(id => document.getElementById(id).dataset.started || null)",
+                                [lazy, ran])
+        scrolled = page.evaluate("() => scrollY")
+    finally:
+        bt.close(page)
+    assert far > 3000 and scrolled == 0, (far, scrolled)  # both far below the screen, never scrolled to
+    assert started == [None, "true"], started
+    assert log.problems() == [], "\n".join(log.problems())
+
+
 def _temperature_cell() -> str:
     nb = json.loads((Path(__file__).resolve().parents[2] / f"{DOC}.ipynb").read_text())
     for cell in nb["cells"]:

@@ -174,6 +174,8 @@ class Explorer:
             if unknown:
                 raise ValueError(f"output {out!r} depends on unknown controls {sorted(unknown)}")
         self._control = {c.name: c for c in self.controls}
+        self._fixed_json: str | None = None  # ``_payload_fixed``, made once
+        self._page_json: str | None = None  # ``page_payload`` without its key, made once
 
     @property
     def static_controls(self) -> list[Control]:
@@ -279,16 +281,28 @@ class Explorer:
             index = index * len(self._control[d].values) + indices[d]
         return index
 
+    def _payload_fixed(self) -> dict:
+        """What every payload of this explorer holds whatever its data: the figure as the page draws it (without the
+        bound values), its title and the value axes' plans. Serialised once per explorer and kept as JSON text (a
+        fresh copy each call): plotly's figure objects take tens of milliseconds to copy and write out, toy's
+        arithmetic for a setting one or two, and a cell re-run in Live code shows the same explorer again
+        (``reused``). The figure is never changed in place: the views copy it."""
+        if self._fixed_json is None:
+            # The page shows the figure's title as HTML above the plot (it wraps at any width), as the live view does.
+            figure = self._figure_without_bound_values()
+            figure["layout"] = decade_ticks(figure["layout"])
+            title = figure["layout"].get("title") or {}
+            given_title = title.get("text") or ""
+            if given_title or "title.text" in self.layout:
+                figure["layout"]["title"] = {**title, "text": ""}
+                figure["layout"].setdefault("margin", {})["t"] = top_without_title(figure["layout"])
+            fixed = {"figure": figure, "figure_title": given_title, "axes": self.axis_plan()}
+            self._fixed_json = json.dumps(fixed, separators=(",", ":"))
+        return json.loads(self._fixed_json)
+
     def _payload(self, meta: dict, data: np.ndarray) -> dict:
         """The page's payload: the outputs' layout ``meta`` and their ``data``, and what both page views share."""
-        # The page shows the figure's title as HTML above the plot (it wraps at any width), as the live view does.
-        figure = self._figure_without_bound_values()
-        figure["layout"] = decade_ticks(figure["layout"])
-        title = figure["layout"].get("title") or {}
-        given_title = title.get("text") or ""
-        if given_title or "title.text" in self.layout:
-            figure["layout"]["title"] = {**title, "text": ""}
-            figure["layout"].setdefault("margin", {})["t"] = top_without_title(figure["layout"])
+        fixed = self._payload_fixed()
         return {
             "title": self.title,
             "controls": [
@@ -303,9 +317,9 @@ class Explorer:
                 {"label": a.label, "output": a.output, "targets": list(a.targets), "count": a.count}
                 for a in self.actions
             ],
-            "figure": figure,
-            "figure_title": given_title,  # shown above the plot while no binding sets "title.text"
-            "axes": self.axis_plan(),
+            "figure": fixed["figure"],
+            "figure_title": fixed["figure_title"],  # shown above the plot while no binding sets "title.text"
+            "axes": fixed["axes"],
         }
 
     def _figure_without_bound_values(self) -> dict:
@@ -379,7 +393,15 @@ class Explorer:
     def page_payload(self, key: str) -> dict:
         """The static view's payload with only the default setting computed: every other entry of ``data`` is NaN
         (an output is never NaN: ``evaluate``), and ``kernel`` tells the page script how to ask the kernel that
-        holds this explorer under ``key`` for the others (``page_outputs``, through ``COMM_TARGET``)."""
+        holds this explorer under ``key`` for the others (``page_outputs``, through ``COMM_TARGET``). Made once per
+        explorer (the same explorer shown again, ``reused``, gives the same payload under a new key)."""
+        if self._page_json is None:
+            self._page_json = json.dumps(self._page_payload_once(), separators=(",", ":"))
+        payload = json.loads(self._page_json)
+        payload["kernel"] = {"target": COMM_TARGET, "key": key}
+        return payload
+
+    def _page_payload_once(self) -> dict:
         outs = self.evaluate(self.state())
         indices = {c.name: c.default for c in self.controls}
         blocks, meta, offset = [], {}, 0
@@ -391,9 +413,7 @@ class Explorer:
             meta[name] = {"deps": list(deps), "size": size, "offset": offset}
             blocks.append(block)
             offset += block.size
-        payload = self._payload(meta, np.concatenate(blocks).astype("<f8"))
-        payload["kernel"] = {"target": COMM_TARGET, "key": key}
-        return payload
+        return self._payload(meta, np.concatenate(blocks).astype("<f8"))
 
     def page_outputs(self, indices: dict) -> dict[str, list[float]]:
         """Every output at a setting of the static controls given by option ``indices`` ({name: index}, as the page
@@ -435,6 +455,47 @@ class Explorer:
         if view == "text":  # a notebook run for its checks only (nbgrader's autograde): nothing is computed
             return {"text/plain": f"<explorer: {self.title} (shown in the book and in JupyterLab)>"}
         return self.live().widget._repr_mimebundle_(include=include, exclude=exclude)
+
+
+REUSED_KEPT = 32
+"""How many explorers a ``reused`` factory keeps (the latest built or asked for)."""
+
+
+def _plain(value) -> bool:
+    """Whether ``value`` is a plain value (None, a bool, number or string, or a tuple of such): a factory's argument
+    that cannot change after the call, so an explorer built from it may be shown again."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    return isinstance(value, tuple) and all(_plain(v) for v in value)
+
+
+def reused(factory: Callable[..., Explorer]) -> Callable[..., Explorer]:
+    """``factory`` (a function that builds an explorer), giving back the explorer it built before when called again
+    with the same plain arguments (``_plain``; any other argument builds a new one). An explorer is a description
+    that nothing changes (each view copies its figure and keeps its own state), so showing it again is the same:
+    a cell re-run (Live code re-runs an explorer's cell on its kernel) then builds no plotly figure, serialises
+    none (``_payload_fixed``) and recomputes none of the tables it computed already; only the new view is made.
+    ``factory.built`` holds the explorers kept (at most ``REUSED_KEPT``), keyed by the arguments and their types."""
+    import functools
+
+    built: OrderedDict[tuple, Explorer] = OrderedDict()
+
+    @functools.wraps(factory)
+    def build(*args, **kwargs) -> Explorer:
+        if not all(_plain(v) for v in (*args, *kwargs.values())):
+            return factory(*args, **kwargs)
+        key = (repr(args), repr(sorted(kwargs.items())))  # repr tells 1, 1.0 and True apart
+        if key in built:
+            built.move_to_end(key)
+            return built[key]
+        explorer = factory(*args, **kwargs)
+        built[key] = explorer
+        while len(built) > REUSED_KEPT:
+            built.popitem(last=False)
+        return explorer
+
+    build.built = built
+    return build
 
 
 _PAGE_VIEWS: OrderedDict[str, Explorer] = OrderedDict()  # key -> explorer, for the page views this kernel showed

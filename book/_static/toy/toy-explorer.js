@@ -932,11 +932,23 @@
     // Explorers and figures put into the page later (Live code re-runs a cell) start too; those whose element
     // has left the page are forgotten.
     let later = 0;
-    new MutationObserver(() => {
+    new MutationObserver((records) => {
       followPlain();
+      // An explorer in the output of a cell the reader ran in Live code (after the page's first run-through) is
+      // where the reader is: it starts now, not when IntersectionObserver reports it a rendering frame or more
+      // later. Those the run-through showed start as they come near the screen, as on the page as built.
+      const ran = new Set();
+      if (document.documentElement.dataset.toyLive === "live") {
+        records.forEach((r) => r.addedNodes.forEach((node) => {
+          if (node.nodeType !== 1 || !node.closest("[data-output]")) return;
+          if (node.matches(".toy-explorer")) ran.add(node);
+          node.querySelectorAll(".toy-explorer").forEach((el) => ran.add(el));
+        }));
+      }
       document.querySelectorAll(".toy-explorer:not([data-started]), .toy-plot:not([data-ready])").forEach((el) => {
         if (!el.id && el.classList.contains("toy-explorer")) el.id = "toy-explorer-later-" + later++;
-        watch(el);
+        if (ran.has(el)) start(el);
+        else watch(el);
       });
       Object.keys(window.toyExplorers || {}).forEach((id) => {
         if (document.getElementById(id)) return;
