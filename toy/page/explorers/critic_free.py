@@ -105,10 +105,11 @@ def group_advantages() -> Explorer:
             "next_group": (np.arange(N_GROUPS) + 1) % N_GROUPS,
         }
 
-    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2,
-                        subplot_titles=("Response 1: credit for each token",
-                                        "The whole group: one advantage each"))
-    positions = [f"token {t + 1}" for t in range(L)]
+    # Short titles and numbered tokens: at 320 px the panels are about 270 px wide, and "token 1" labels would
+    # turn on end and push the upper axis title into the lower panel's title.
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.22,
+                        subplot_titles=("Response 1, token by token", "One advantage per response"))
+    positions = list(range(1, L + 1))
     zeros = [0.0] * L
     fig.add_bar(x=positions, y=zeros, name="exact A(s_t, y_t)", marker=figures.EXACT, row=1, col=1,
                 hovertemplate="%{x}: %{y:.4f}<extra>exact</extra>")
@@ -126,7 +127,7 @@ def group_advantages() -> Explorer:
                     hovertemplate="response %{x}: %{y:.3f}<extra>r − V(x)</extra>")
     fig.update_yaxes(title_text="advantage", zeroline=True, zerolinecolor="#444", row=1, col=1)
     fig.update_yaxes(title_text="advantage", zeroline=True, zerolinecolor="#444", row=2, col=1)
-    fig.update_xaxes(title_text="position in response 1", row=1, col=1)
+    fig.update_xaxes(title_text="token of response 1", dtick=1, row=1, col=1)
     fig.update_xaxes(title_text="response i in the group", dtick=1, row=2, col=1)
     fig.update_layout(barmode="group", bargap=0.25)
     _base_layout(fig, 640)
@@ -194,8 +195,8 @@ def estimator_variance() -> Explorer:
 
     fig = make_subplots(rows=3, cols=1, vertical_spacing=0.1, shared_xaxes=True,
                         subplot_titles=("Noise per unit of signal:<br>E‖g − E g‖² / ‖E g‖²",
-                                        "Expected gradient along ∇J:<br>⟨E g, ∇J⟩ / ‖∇J‖² (1 = unbiased)",
-                                        "Angle between E g and ∇J (degrees)"))
+                                        "Along ∇J: ⟨E g, ∇J⟩ / ‖∇J‖²<br>(1 = unbiased)",
+                                        "Angle of E g to ∇J (degrees)"))
     ns = list(VARIANCE_SIZES)
     traces, outputs = [], {}
     for row, quantity in enumerate(("rel", "scale", "angle"), start=1):
@@ -355,7 +356,7 @@ def value_estimates() -> Explorer:
         return out
 
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2,
-                        subplot_titles=("Values along the response: V(s_t)",
+                        subplot_titles=("V(s_t) along the response",
                                         "Advantage error E[(Â_t − A_t)²]"))
     ts = list(range(L + 1))
     fig.add_scatter(x=ts, y=[0.0] * (L + 1), mode="lines+markers", name="exact V", row=1, col=1,
@@ -363,7 +364,7 @@ def value_estimates() -> Explorer:
     fig.add_scatter(x=ts, y=[0.0] * (L + 1), mode="lines+markers", name="learned critic V̂", row=1, col=1,
                     line=dict(color=CRITIC_COLOR, dash="dash", width=2), marker=dict(symbol="cross", size=10))
     fig.add_scatter(x=[t + 0.06 for t in ts], y=[0.0] * (L + 1), mode="markers", row=1, col=1,
-                    name="VinePPO: mean of K rollouts (± 1 sd)",
+                    name="VinePPO: K rollouts' mean ± 1 sd",
                     marker=dict(symbol="hexagon-open", size=11, color=STYLE["vineppo"]["color"], line=dict(width=2)),
                     error_y=dict(type="data", array=[0.0] * (L + 1), visible=True))
     positions = [f"token {t + 1}" for t in range(L)]
