@@ -1,11 +1,16 @@
 """Section 4.5's explorers show what toy computes (checked against toy directly, and the closed forms)."""
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import toy
 from toy import estimators
 from toy.page.explorers import critic_free as cf
+
+NB45 = Path(__file__).resolve().parents[1] / "chapters" / "04-the-llm-as-a-policy" / "4.5-connections.ipynb"
 
 
 @pytest.mark.parametrize("method", list(estimators.METHODS))
@@ -105,3 +110,31 @@ def test_training_curves_series_differ_by_more_than_colour():
 def test_training_curves_fit_the_page():
     """The precomputed view stays small: the whole 4.5 page has a budget of 2 MB, most of it the shared theme."""
     assert len(cf.training_curves().static_html()) < 60_000
+
+
+def test_the_estimator_variance_try_this_is_answered_only_by_moving_the_explorer():
+    """Issue 39: the bias-and-variance explorer's "Try this" asks what the page's text does not say, and the figure
+    answers it. (1) Under count target (rewards 0 to 4) GRPO's angle to ∇J is already there at n = 2 and barely
+    changes with n, while under sum to target with π_ref `terse` it starts at zero and grows. (2) Under first token
+    ReMax is the less noisy at n = 2, the two meet at about n = 4, and RLOO is ahead from n = 6 on."""
+    ex = cf.estimator_variance()
+    ns = list(cf.VARIANCE_SIZES)
+
+    def panel(fig, name, row):  # row 0: relative variance, 1: scale, 2: angle
+        return np.asarray([t.y for t in fig.data if t.name.replace("<br>", " ") == name][row])
+
+    count = panel(ex.figure_for(reward="count_target", preset="pretrained"), "GRPO", 2)
+    assert count[0] > 5 and count.max() / count.min() < 1.2
+    terse = panel(ex.figure_for(reward="sum_to_target", preset="terse"), "GRPO", 2)
+    assert terse[0] < 0.01 and terse[-1] > 5 and np.all(np.diff(terse) > -1e-9)
+    fig = ex.figure_for(reward="first_token", preset="pretrained")
+    remax, rloo = panel(fig, "ReMax", 0), panel(fig, "RLOO", 0)
+    assert remax[0] < 0.8 * rloo[0]
+    assert abs(remax[ns.index(4)] / rloo[ns.index(4)] - 1) < 0.01
+    assert np.all(remax[ns.index(6):] > rloo[ns.index(6):])
+    markdown = "\n".join("".join(c["source"]) for c in json.loads(NB45.read_text(encoding="utf-8"))["cells"]
+                         if c["cell_type"] == "markdown")
+    ask = markdown[markdown.index("**Try this.** Predict, then switch."):]
+    ask = ask[:ask.index("###")]
+    for words in ("count target", "zero at $n = 2$", "`terse`", "first token", "RLOO less noisy than ReMax"):
+        assert words in ask, words

@@ -13,9 +13,6 @@ pytestmark = pytest.mark.slow
 
 NARROW = 400
 SMALLEST = 320  # the narrowest phone screens (WCAG 1.4.10's reflow width): issue 42
-NOT_YET_AT_320 = {  # what still overlaps at 320 px (at 400 px every page fits)
-    "4.5-connections": "a subplot title meets an axis title in the first figure",
-}
 
 # Overflow of a 400 px page: the document, each explorer and its parts, and every text drawn in any figure.
 OVERFLOW_JS = """() => {
@@ -82,8 +79,6 @@ def overflow(page, settle_s: float = 0.5, timeout_s: float = 15) -> list[str]:
 
 @pytest.mark.parametrize("NARROW", [NARROW, SMALLEST], ids=["400px", "320px"])
 def test_explorers_and_figures_fit_a_400px_screen(bt, browser, site_url, chapter_doc, NARROW):
-    if NARROW == SMALLEST and chapter_doc.rsplit("/", 1)[-1] in NOT_YET_AT_320:
-        pytest.xfail(f"issue 42, not done: {NOT_YET_AT_320[chapter_doc.rsplit('/', 1)[-1]]}")
     page, log = bt.open_book_page(browser, bt.page_url(site_url, chapter_doc), width=NARROW, height=900)
     try:
         assert page.evaluate("innerWidth") == NARROW
