@@ -254,8 +254,11 @@ def test_a_stopped_run_leaves_nothing_and_resumes(tmp_path, monkeypatch, how):
     uids = own_uids(monkeypatch)
     cls, out = tmp_path / "class", tmp_path / "out"
     small_class(cls, 3, slow="zz_slow")
+    # Ctrl-C as at a terminal: the grader starts with SIGINT's default (a suite run in the background of a
+    # script, `cmd &`, hands SIGINT down ignored, and the grader would rightly run on).
     proc = subprocess.Popen(course_cmd("grade", str(cls), "--out", str(out), "--jobs", "1", "--no-progress"),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while len(list((out / "results").glob("*.json"))) < 3 and time.monotonic() < deadline:
         time.sleep(0.2)
