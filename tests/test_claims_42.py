@@ -168,7 +168,8 @@ def test_the_drift_curve_ends_furthest_where_pi_ref_earns_the_reward_least():
             moved = np.flatnonzero(np.diff(kl) > 1e-6)
             slope = np.diff(r)[moved] / np.diff(kl)[moved]
             assert np.all(np.diff(slope) < 1e-9), (reward, p, slope)
-    answer = next(c for c in _cells().values() if c.startswith("Each nat of drift buys less reward"))
+    answer = next(c for c in _cells().values() if "Each nat of drift buys less reward" in c)
+    assert answer.startswith("```{dropdown} The answer")  # folded right under the Try this
     assert 'toy.quote("far_prompt")' in answer and 'toy.quote("far_kl", ".2f")' in answer
 
 
@@ -438,3 +439,37 @@ def test_the_conjugate_gradient_fit_equals_the_dense_newton_fit(features, monkey
     monkeypatch.setattr(toy.reward_models, "DENSE_FEATURES", 10**6)
     dense = toy.reward_models.fit_bradley_terry(cols, d, data)
     np.testing.assert_allclose(fast[cols].sum(axis=1), dense[cols].sum(axis=1), atol=1e-9)
+
+
+def test_the_prior_try_this_answer_cooling_helps_pretrained_and_never_the_terse_prior():
+    """Round two (the reviewer's 9.8 → 65.5 and 35 → 70.9): on the slider's grid the pretrained prior's solid curve is
+    lowest below τ = 1, while cooling the terse prior below 1 raises it on prompt 0 (where P(reward) rises) and on
+    prompt 2 (where it falls), at every stop below 1."""
+    def nsr(preset, t, p):
+        return toy.exploration.gradient_moments(toy.reference_policy(preset, t), "sum_to_target", p,
+                                                "value").noise_to_signal
+
+    def success(preset, t, p):
+        return toy.exploration.success_probability(toy.reference_policy(preset, t), "sum_to_target", p)
+
+    grid = easy_hard.TEMPERATURES
+    pre = [nsr("pretrained", t, X) for t in grid]
+    assert grid[int(np.argmin(pre))] < 1
+    assert grid[2] < 1 and "t_try = easy_hard.TEMPERATURES[2]" in _code()
+    for p in (0, 2):
+        at_one = nsr("terse", 1.0, p)
+        assert all(nsr("terse", t, p) > at_one for t in grid if t < 1), p
+    assert success("terse", grid[2], 0) > success("terse", 1.0, 0) > success("terse", 1.0, 2) > success(
+        "terse", grid[2], 2)
+    answer = _cells()["c08"]
+    assert answer.startswith("```{dropdown} The answer") and "cooling it further\nnever does" in answer
+
+
+def test_the_count_rewards_noise_grows_in_proportion_to_the_length():
+    """The long-credit Try this's answer: count reward, noise per token from 4 to 1,000 tokens, about L − 1 times a
+    signal that stays near 0.16."""
+    markov = toy.longrun.MarkovPolicy()
+    for L in (4, 1000):
+        c = toy.longrun.credit(markov, "count_target", X, L)
+        assert c.noise.mean() == pytest.approx((L - 1) * c.mean_square.mean(), rel=1e-6)
+        assert round(float(c.mean_square.mean()), 2) in (0.16, 0.17)

@@ -105,3 +105,42 @@ def test_what_the_tree_questions_of_try_this_ask_about():
     for first, n_stars in ((2, 5), (1, 0)):
         view = prefix_tree.path_view(policy, "first_token", X, (first, 0, 0))
         assert int((view.leaf_rewards > 0).sum()) == n_stars
+
+
+def test_the_folded_answers_to_4_1s_try_this_say_what_toy_computes():
+    """Round two: the answers folded under 4.1's two 'Try this' boxes. Tree: 20 paths have V above 0.5 (0.542 to
+    0.800), each starred last token one more than the third; first-token stars 5 and 0. Figure 4.1: (1) at τ = 0.1
+    token 2 decides about as much as the last token (44% and 44%); (2) token 1's advantage is 1 − V(x) or −V(x), with
+    V(x) the chance the first token is 2; (3) τ = 10 is nearly uniform (the last token decides over 99%); (4) counting
+    moves credit to token 1 under uniform, knowing the task gathers it on the last token under pretrained."""
+    import json
+    from pathlib import Path
+
+    nb = json.loads((Path(__file__).resolve().parents[1] / "chapters" / "04-the-llm-as-a-policy"
+                     / "4.1-formal-mapping.ipynb").read_text(encoding="utf-8"))
+    text = {c["id"]: "".join(c["source"]) for c in nb["cells"]}
+    for name in ("tree_high_n", "tree_high_lo", "tree_high_hi", "tree_first_stars_2", "tree_first_stars_1"):
+        assert f'toy.quote("{name}"' in text["try-tree-answer"] and name.rstrip("12") in text["glue-try-tree"], name
+    for name in ("cold_share_2", "cold_share_4", "cold_var", "first_v", "hot_last", "count_first", "know_last"):
+        assert f'toy.quote("{name}"' in text["try-credit-answer"] and f'"{name}"' in text["glue-try-credit"], name
+
+    pi = toy.reference_policy()
+    V = toy.exact.values(pi, "sum_to_target", X)
+    high = [s for s in np.ndindex(5, 5, 5) if V[3][s] > 0.5]
+    assert len(high) == 20 and min(V[3][s] for s in high) == pytest.approx(0.542, abs=5e-4)
+    assert max(V[3][s] for s in high) == pytest.approx(0.800, abs=5e-4)
+
+    def shares(policy):
+        signal, _ = toy.credit_by_position(policy, "sum_to_target", X)
+        return 100 * signal / signal.sum()
+
+    cold = shares(toy.reference_policy(temperature=0.1))
+    assert round(cold[1]) == round(cold[3]) == 44 and cold[1] > cold[3]  # "catches up": 44% and 44%
+    assert shares(pi)[3] > 1.5 * max(cold[1], cold[3])  # the last token held far more at τ = 1
+    p_first = sum(pi.prob(X, y) for y in np.ndindex(5, 5, 5, 5) if y[0] == X)
+    assert toy.value(pi, "first_token", X) == pytest.approx(p_first)
+    assert shares(toy.reference_policy(temperature=10.0))[3] > 99
+    top = toy.HABIT_RANGE[1]
+    counting = shares(toy.reference_policy("uniform", count=top))
+    assert counting[0] == counting.max() and counting[:3].sum() > 50  # earlier tokens gain, token 1 most
+    assert shares(toy.reference_policy("pretrained", know=top))[3] > 95
