@@ -87,7 +87,7 @@ def test_the_waiting_answer_fewer_steps_at_n16_but_about_as_many_responses():
     assert responses[16] > responses[4]  # larger groups are not cheaper in samples
     assert 0 <= np.mean(first == 0) < 0.1
     code = _code(NB44)
-    assert 'toy.glue("hard_never_16", float(np.mean(runs_16.first_signal()[0] == 0))' in code
+    assert 'toy.glue("hard_never_16", int(np.sum(runs_16.first_signal()[0] == 0))' in code
 
 
 def test_the_waiting_title_gives_the_runs_fraction_and_the_exact_chance_apart():
