@@ -101,6 +101,8 @@ def group_advantages() -> Explorer:
             "adv": _pad(A), "seq": _pad(r - vx), "idx": _pad(np.arange(1.0, n + 1)),
             "tok_exact": tok, "tok_seq": np.full(L, r[0] - vx), "tok_method": np.full(L, A[0]),
             "a1": A[0], "r1": r[0], "vx": vx, "baseline": _baseline(method, r, greedy),
+            # what (r₁ − baseline) is divided by: the group's std (+ ε) for GRPO, 1 otherwise
+            "divisor": float(r.std(ddof=1) + estimators.GRPO_EPS) if method == "grpo" else 1.0,
             **{f"y{t}": float(ys[0, t]) for t in range(L)},
             "next_group": (np.arange(N_GROUPS) + 1) % N_GROUPS,
         }
@@ -142,13 +144,14 @@ def group_advantages() -> Explorer:
                  "tok_exact": ("reward", "group"), "tok_seq": ("reward", "group"),
                  "tok_method": ("method", "n", "reward", "group"), "a1": ("method", "n", "reward", "group"),
                  "r1": ("reward", "group"), "vx": ("reward",), "baseline": ("method", "n", "reward", "group"),
+                 "divisor": ("method", "n", "reward", "group"),
                  **{f"y{t}": ("group",) for t in range(L)}, "next_group": ()},
         compute=compute,
         figure=fig,
         traces=[(0, "y", ["tok_exact"]), (1, "y", ["tok_seq"]), (2, "y", ["tok_method"]),
                 (3, "x", ["idx"]), (3, "y", ["adv"]), (4, "x", ["idx"]), (4, "y", ["seq"])],
         layout={"title.text": f"Prompt {PROMPT}, response 1 = {tokens}: r = {{r1:.0f}}, V(x) = {{vx:.3f}}; "
-                              "{method} subtracts {baseline:.3f} and gives A₁ = {a1:.3f}"},
+                              "{method}: A₁ = (r₁ − {baseline:.3f}) / {divisor:.3f} = {a1:.3f}"},
         actions=[Action("Sample another group", "next_group", ("group",), N_GROUPS)],
         caption=f"Precomputed by toy: {N_GROUPS} groups of up to {N_MAX} responses sampled from π_ref (seeded).",
     )
@@ -402,7 +405,8 @@ def value_estimates() -> Explorer:
         traces=[(0, "y", ["v_exact"]), (1, "y", ["v_critic"]), (2, "y", ["v_vine"]),
                 (2, "error_y.array", ["v_vine_sd"]), (3, "y", ["mse_critic"]), (4, "y", ["mse_exact"]),
                 (5, "y", ["mse_vine"]), (6, "y", ["mse_seq"])],
-        layout={"title.text": f"Prompt {PROMPT}, response {tokens} (r = {{r:.0f}}). Summed error: critic "
+        layout={"title.text": f"Prompt {PROMPT}, response {tokens} (r = {{r:.0f}}). Error summed over tokens, mean "
+                              "over all responses: critic "
                               "{tot_critic:.4f}, exact V {tot_exact:.4f}, VinePPO {tot_vine:.4f}, "
                               "critic-free {tot_seq:.4f}"},
         actions=[Action("Next response", "next_response", ("response",), N_RESPONSES)],

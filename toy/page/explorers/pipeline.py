@@ -259,7 +259,8 @@ def waiting_for_signal() -> Explorer:
         p = runs[0, 0]  # the start's exact success probability (all seeds start there)
         per_step = 1 - (1 - p) ** n
         out.update(waiting=waiting, exact_wait=(1 - p) ** (n * k), mean=runs.mean(axis=0), p0=p,
-                   per_step=per_step, expected_steps=1 / per_step, never=float(np.mean(first == 0)))
+                   per_step=per_step, expected_steps=1 / per_step, never=float(np.mean(first == 0)),
+                   never_exact=float((1 - p) ** (n * HARD_STEPS)))
         return out
 
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.16, row_heights=[0.6, 0.4],
@@ -286,7 +287,8 @@ def waiting_for_signal() -> Explorer:
                (SHOWN_SEEDS + 2, "y", ["exact_wait"])]
     outputs = {f"seed{i}": ("start", "n") for i in range(SHOWN_SEEDS)}
     outputs.update(mean=("start", "n"), waiting=("start", "n"), exact_wait=("start", "n"), p0=("start",),
-                   per_step=("start", "n"), expected_steps=("start", "n"), never=("start", "n"))
+                   per_step=("start", "n"), expected_steps=("start", "n"), never=("start", "n"),
+                   never_exact=("start", "n"))
     return Explorer(
         title="No signal until the first success",
         controls=[dropdown("start", "Start RL from", STARTS, "base"),
@@ -297,7 +299,8 @@ def waiting_for_signal() -> Explorer:
         traces=traces,
         layout={"title.text": "Start succeeds with p = {p0:.4f}: a group of {n} holds a success with probability "
                               "{per_step:.3f} per step (about {expected_steps:.0f} steps); "
-                              "{never:.2f} of the runs from this start never saw one"},
+                              f"{{never:.2f}} of the {len(HARD_SEEDS)} runs never saw one (the chance for one run: "
+                              "{never_exact:.2f})"},
         caption=(f"Precomputed by toy: RLOO on prompt {HARD_PROMPT} alone, {len(HARD_SEEDS)} seeds, "
                  "exact success probabilities."),
     )
