@@ -558,3 +558,113 @@ def test_trls_grpo_adds_a_kl_term_only_when_its_beta_is_not_zero():
             when = r"TRL's\s+GRPO\s+trainer\s+(does\s+the\s+same\s+)?when\s+its\s+\$\\beta\$\s+is\s+not\s+zero"
             assert re.search(when, par), par
     assert "default $\\beta$ is 0" in paragraph_with(NB43, "TRL's GRPO")
+
+
+# -- 4.3, round two: every Try this has its answer folded right after it, and the answer agrees with the figure ------
+def markdown_cells() -> list[str]:
+    return markdown(NB43)
+
+
+def test_every_try_this_is_followed_by_its_folded_answer():
+    cells = markdown_cells()
+    tries = [i for i, c in enumerate(cells) if c.startswith("**Try this.**")]
+    assert len(tries) == 5
+    for i in tries:
+        assert cells[i + 1].startswith("```{dropdown} The answer"), cells[i][:60]
+        assert "toy.quote(" in cells[i + 1]
+
+
+def test_the_table_terms_are_defined_before_the_table_and_no_missing_chapter_is_named():
+    cells = json.loads(NB43.read_text())["cells"]
+    table = next(i for i, c in enumerate(cells) if "toy.fates.fate_table()" in "".join(c["source"]))
+    before = "".join(cells[table - 1]["source"])
+    terms = ("Q-learning", "ε-greedy", "optimism", "intrinsic bonuses", "Actor–critic", "Eligibility traces",
+             "Importance sampling", "Agentic RL", "RLVR", "Entropy collapse", "Clip-higher", "GSPO", "CISPO")
+    assert "```{dropdown} Terms in the table" in before
+    assert all(f"**{t}**" in before for t in terms), [t for t in terms if f"**{t}**" not in before]
+    text = NB43.read_text()
+    assert "synthesis chapter" not in text and "decision-guide chapter" not in text
+    assert "runs on the toy the rows" not in text
+
+
+def test_the_discount_try_this_at_the_explorers_default_beta():
+    """'With the count reward (prompt 2, β = 0.1), the optimum writes … digits and earns … at γ = 0.95, but … digits
+    and only … at γ = 0.5 … On prompt 0 … γ = 0.7 is the largest: the optimum writes … digits there, and … at 0.8'."""
+    ex = classical.discount_explorer()
+    default = ex.state()
+    assert default["beta"] == 0.1 and default["prompt"] == X
+    ref = toy.reference_policy(eos=True)
+
+    def opt(g, reward, beta=0.1):
+        return toy.discount.discounted_optimum(ref, reward, g, beta)
+
+    hi, lo = opt(0.95, "count_target"), opt(0.5, "count_target")
+    assert toy.discount.mean_length(lo, X) < toy.discount.mean_length(hi, X) - 0.5
+    assert toy.value(lo, "count_target", X) < 0.5 * toy.value(hi, "count_target", X)
+    lengths = {g: toy.discount.mean_length(opt(g, "sum_to_target"), 0) for g in classical.GAMMAS}
+    assert max(g for g, n in lengths.items() if n < 0.2) == 0.7
+    assert all(lengths[g] < 0.2 for g in classical.GAMMAS if g <= 0.7)
+    src = code(NB43)
+    assert 'opt(g, "count_target")' in src and "beta=0.1)" in src and "count_g1" not in src
+
+
+def test_the_gae_try_this_best_lambda_at_gamma_1_moves_up_for_a_learned_critic():
+    """'With the exact critic, λ = … (error …) … With the last-token critic the best λ moves up, to …'."""
+    ex = classical.gae_discount_explorer(prompt=X)
+
+    def best(crit):
+        mse = [ex.evaluate(ex.state(critic=crit, lam=lam))["mse1"][0] for lam in classical.LAMBDAS]
+        return classical.LAMBDAS[int(np.argmin(mse))], min(mse)
+
+    (lam_exact, err_exact), (lam_last, _) = best("exact"), best("last_token")
+    assert lam_exact == 0.0 and err_exact < 1e-12
+    assert lam_last > lam_exact
+    par = paragraph_with(NB43, "But a batch averages")
+    assert "changes what is optimised" in par and "keeps $\\gamma = 1$" in par
+
+
+def test_the_bootstrap_try_this_the_table_needs_more_responses_at_the_explorers_seed():
+    def first(features):
+        win = [boot(features, n)[0, 0, 0] + boot(features, n)[0, 0, 1] / 16 < mc_variance() / 16
+               for n in classical.BOOT_SIZES]
+        return next(n for i, n in enumerate(classical.BOOT_SIZES) if all(win[i:]))
+
+    assert first("tabular") > first("last_token")
+    assert (first("tabular"), first("last_token")) == (512, 128)
+
+
+def test_the_staleness_try_this_variance_rises_then_falls_because_large_steps_converge():
+    """'Var[w] at k = 16 is … at step size 1, … at 5 and … at 50 … a large step converges fast (E[r] after 4
+    updates: …), after which the policy barely moves … The per-token ratios never get there'."""
+    ex = classical.staleness_explorer(prompt=X)
+    out = {lr: ex.evaluate(ex.state(lr=lr, k=16)) for lr in classical.STEP_SIZES}
+    var = [out[lr]["var"][0] for lr in classical.STEP_SIZES]
+    peak = int(np.argmax(var))
+    assert 0 < peak < len(var) - 1  # rises, then falls
+    assert classical.STEP_SIZES[peak] == 5.0  # the explorer's default
+    assert var[-1] < 0.5 * var[peak] and var[0] < 0.1
+    assert out[50.0]["early"][0] > 0.9 > 0.5 > out[5.0]["early"][0]
+    assert max(np.max(out[lr]["tok"]) for lr in classical.STEP_SIZES) < 1
+    # the windows that straddle the fast change are still far apart: the average is low because most are not
+    path = toy.offpolicy.policy_path(toy.reference_policy(), "sum_to_target", X, classical.RUN_UPDATES, 50.0)
+    assert toy.offpolicy.weight_variance(path[16], path[0], X)[0] > 10 * var[-1]
+    assert "{early:.2f}" in ex.layout["title.text"]
+
+
+def test_the_effective_sample_size_is_one_over_one_plus_the_weights_variance():
+    """'(its effective sample size n_eff = (Σw)²/Σw², about n/(1 + Var[w]))': exact in expectation, since
+    E[w] = 1 under π_old."""
+    ref = toy.reference_policy()
+    path = toy.offpolicy.policy_path(ref, "sum_to_target", X, 16, 5.0)
+    p_new, p_old = path[16].response_probs(X), path[0].response_probs(X)
+    w = p_new / p_old
+    e_w, e_w2 = (p_old * w).sum(), (p_old * w**2).sum()
+    assert e_w == pytest.approx(1.0)
+    assert e_w**2 / e_w2 == pytest.approx(1 / (1 + toy.offpolicy.weight_variance(path[16], path[0], X)[0]))
+    assert "n_{\\text{eff}} = (\\sum w)^2/\\sum w^2" in paragraph_with(NB43, 'toy.quote("ess16", ".0f")')
+
+
+def test_the_clip_try_this_both_tokens_grow_by_eps_high():
+    """'Both grow by the same share of themselves: …% at 0.01 and …% at 0.5'."""
+    for p in (0.01, 0.5):
+        assert (toy.clipping.one_token_reach(p, 1.0, 0.2, 0.6) - p) / p == pytest.approx(0.6, abs=1e-3)

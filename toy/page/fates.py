@@ -45,7 +45,7 @@ ROWS = (
         "Markov by construction, but it grows with every token", "the toy's states",
         P41 + "#sec-4-1-state"),
     Row("Action", "a few discrete choices or a continuous vector",
-        "one token (token view) or one whole response (bandit view)", "transformed",
+        "one token (token view) or one whole response (sequence view)", "transformed",
         "an enormous set, with a strong prior over it", "the action space", P42 + "#sec-4-2-action-space"),
     Row("Transition", "unknown and random: learned or sampled",
         "known and deterministic: the token is appended", "trivialised",

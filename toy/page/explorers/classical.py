@@ -277,6 +277,8 @@ def bootstrap_explorer(prompt: int = 2) -> Explorer:
 STALENESS = (1, 2, 3, 4, 6, 8, 12, 16)
 STEP_SIZES = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0)
 RUN_UPDATES = 30
+EARLY_UPDATES = 4
+"""The staleness explorer's title gives E[r] after this many updates: how fast the step size makes the run converge."""
 
 
 def staleness_explorer(prompt: int = 2) -> Explorer:
@@ -290,15 +292,15 @@ def staleness_explorer(prompt: int = 2) -> Explorer:
         path = offpolicy.policy_path(ref, "sum_to_target", prompt, RUN_UPDATES, lr)
         out = np.array([np.mean([offpolicy.weight_variance(path[n], path[n - k], prompt)
                                  for n in range(k, RUN_UPDATES + 1)], axis=0) for k in STALENESS])
-        return out, value(path[-1], "sum_to_target", prompt)
+        return out, value(path[-1], "sum_to_target", prompt), value(path[EARLY_UPDATES], "sum_to_target", prompt)
 
     def compute(state):
-        v, final = curves(state["lr"])
+        v, final, early = curves(state["lr"])
         i = STALENESS.index(state["k"])
         floor = 1e-12
         return dict(seq=np.maximum(v[:, 0], floor), tok=np.maximum(v[:, 1], floor), norm=np.maximum(v[:, 2], floor),
                     k_here=[state["k"]], y_here=[max(v[i, 0], floor)], ess=[100 / (1 + v[i, 0])], var=[v[i, 0]],
-                    tok_here=[v[i, 1]], final=[final])
+                    tok_here=[v[i, 1]], final=[final], early=[early])
 
     here = ("lr", "k")
     k = list(STALENESS)
@@ -321,15 +323,17 @@ def staleness_explorer(prompt: int = 2) -> Explorer:
         title="Off-policy staleness: importance weights as the sampling policy falls behind",
         controls=[slider("lr", "Step size", STEP_SIZES, 5.0, fmt="{:g}"),
                   slider("k", "Staleness k", STALENESS, 4, fmt="{:.0f}")],
-        outputs=dict(seq=("lr",), tok=("lr",), norm=("lr",), final=("lr",), k_here=here, y_here=here, ess=here,
-                     var=here, tok_here=here),
+        outputs=dict(seq=("lr",), tok=("lr",), norm=("lr",), final=("lr",), early=("lr",), k_here=here,
+                     y_here=here, ess=here, var=here, tok_here=here),
         compute=compute, figure=fig,
         traces=[(0, "y", ["seq"]), (1, "y", ["tok"]), (2, "y", ["norm"]), (3, "x", ["k_here"]),
                 (3, "y", ["y_here"])],
         layout={"title.text": "k = {k}: Var[w] = {var:.3f}, so the weighted batch is worth {ess:.0f}% of its "
-                              "samples; per-token Var[ρ] = {tok_here:.4f}"},
+                              "samples; per-token Var[ρ] = {tok_here:.4f}; E[r] after " + str(EARLY_UPDATES)
+                              + " updates {early:.2f}, after " + str(RUN_UPDATES) + " {final:.2f}"},
         caption=f"Prompt {prompt}, sum reward: {RUN_UPDATES} exact gradient-ascent updates of a tabular policy from "
-                "the pretrained π_ref; variances are exact and averaged over the run.",
+                "the pretrained π_ref; variances are exact and averaged over the run (a policy that has converged "
+                "barely moves, so its later windows add little).",
     )
 
 
@@ -401,8 +405,8 @@ def clipping_explorer() -> Explorer:
         layout={"title.text": "ε_high = {eps_high}: a token at p = 0.01 can gain {abs01:.4f}; entropy after "
                               "30 updates {ent_end:.3f} nats (PPO: {ent_end_ppo:.3f})"},
         caption="Top: one PPO update on a batch holding only that token, with advantage +1 (gradient steps until "
-                f"the clip stops it or their sizes add up to {clipping.REACH_BUDGET:g}, the update's step budget, "
-                "like epochs × learning rate). Bottom: five tokens with π_old = (0.55, 0.25, 0.12, 0.05, 0.03), "
+                f"the clip stops it or their learning rates add up to {clipping.REACH_BUDGET:g}, the update's step "
+                "budget). Bottom: five tokens with π_old = (0.55, 0.25, 0.12, 0.05, 0.03), "
                 "tokens 1 and 5 rewarded; 16 samples per update, group-normalised advantages, 8 epochs; mean of 20 "
                 "seeds.",
     )
