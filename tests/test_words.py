@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,3 +49,31 @@ def test_the_chapter_keeps_its_halved_main_path():
     assert sum(sections.values()) <= 0.55 * BEFORE_ISSUE_39, sections
     chapter = {name: n for name, n in sections.items() if name[:2] == "4."}
     assert len(chapter) == 5 and min(chapter, key=chapter.get).startswith("4.5"), chapter
+
+
+SEED_EVIDENCE = re.compile("|".join([
+    r"\b\w+\s+of\s+(the\s+)?\w+\s+seeds\b",  # "k of 20 seeds"
+    r"\b(across|in)\s+(all\s+|the\s+|every\s+)?(\w+\s+)?seeds\b",  # "across the 20 seeds", "in all seeds"
+    r"(?<!means )\bover\s+(all\s+|the\s+)?(\w+\s+)?seeds\b",  # "over 20 seeds" (a figure's "means over" aside)
+    r"\bevery\s+seed\b",
+]), re.I)
+
+
+def main_path_of(page: Path) -> str:
+    notebook = json.loads(page.read_text())
+    return "\n".join(words.main_path(words._source(cell)) for cell in notebook["cells"]
+                     if cell["cell_type"] == "markdown"
+                     and "remove-cell" not in cell.get("metadata", {}).get("tags", []))
+
+
+def test_seed_counts_and_ranges_stay_in_the_folded_boxes():
+    """Issue 39: "k of 20 seeds" and ranges over seeds go in the "How sure is this?" dropdowns, not the lesson."""
+    for sentence in ["It wins in {eval}`toy.quote('k')` of 20 seeds.", "The slope ranges across the 20 seeds.",
+                     "It held in every seed."]:
+        assert SEED_EVIDENCE.search(words.main_path(sentence)), sentence
+    for sentence in ["Lines are means over {eval}`toy.quote('n')` seeds; the grey line is the optimum.",
+                     "One seeded run (seed 0)."]:  # what a figure draws, said once
+        assert not SEED_EVIDENCE.search(words.main_path(sentence)), sentence
+    for page in sorted(words.CHAPTER.glob("4.[2-5]-*.ipynb")):
+        found = [m.group(0) for m in SEED_EVIDENCE.finditer(main_path_of(page))]
+        assert found == [], (page.stem, found)
