@@ -180,7 +180,7 @@ PRIOR_COLOURS = ("#1f77b4", "#2ca02c", "#d62728", "#9467bd", "#7f7f7f")
 """One colour per π_ref preset, in the order of ``toy.PRESETS``."""
 
 
-def distribution_bars(distributions: dict, labels: list[str], title: str, xtitle: str = "next token",
+def distribution_bars(distributions: dict, labels: list[str], title: str, xtitle: str = "next token (digit)",
                       ytitle: str = "probability") -> go.Figure:
     """Grouped bars, one series per entry of ``distributions`` (name → array of len(labels))."""
     if isinstance(labels, (str, bytes)) or not isinstance(labels, (list, tuple)) or not labels:
