@@ -20,7 +20,6 @@ Run: .venv/bin/python benchmarks/bench_rebuild.py [--compare] [--busy N]
 from __future__ import annotations
 
 import argparse
-import contextlib
 import filecmp
 import json
 import os
@@ -34,7 +33,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
+sys.path.insert(0, str(ROOT))  # the busy loops are the tests' own
 import toysite  # noqa: E402
+
+from tests.conftest import busy_loops  # noqa: E402
 
 EDITED = "chapters/04-the-llm-as-a-policy/4.2-easy-and-hard"
 SENTENCE = "An author adds this sentence and rebuilds."
@@ -43,17 +45,6 @@ GOALS = {"clean build": 180.0, "its PDFs": 60.0, "one-edit rebuild": 60.0}
 
 def load() -> str:
     return "load average " + ", ".join(f"{x:.1f}" for x in os.getloadavg())
-
-
-@contextlib.contextmanager
-def busy_loops(n: int):
-    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
-    try:
-        yield
-    finally:
-        for proc in procs:
-            proc.kill()
-            proc.wait()
 
 
 def copy_sources(dest: Path) -> None:
