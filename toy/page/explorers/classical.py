@@ -18,7 +18,7 @@ from ...exact import value
 from ...policy import check_prompt, reference_policy
 from ...rewards import REWARDS, reward_table
 from ...vocab import PROMPTS, RESPONSE_LENGTH
-from ..explorer import Explorer, dropdown, slider
+from ..explorer import Explorer, dropdown, reused, slider
 from ..figures import EXACT, SEQUENCE, base_layout
 
 EXACT_COLOUR, SEQUENCE_COLOUR, GREY = EXACT["color"], SEQUENCE["color"], "#555555"
@@ -30,6 +30,7 @@ GAMMAS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1.0)
 DISCOUNT_BETAS = (0.03, 0.1, 0.3, 1.0)
 
 
+@reused
 def discount_explorer() -> Explorer:
     """With EOS, the optimum of E[γ^(T−1) r] − β·KL prefers shorter responses as γ falls: the length distribution
     of π* against π_ref's, and the mean length against γ."""
@@ -150,6 +151,7 @@ GAE_CRITICS = {"exact": "exact V", "last_token": "learned, last token (256 respo
                "prompt": "learned, one value per prompt (256 responses)"}
 
 
+@reused
 def gae_discount_explorer(prompt: int = 2) -> Explorer:
     """Bias² and variance of GAE(γ, λ) advantages against the exact (undiscounted) A(s_t, y_t), against γ, for a
     chosen λ and critic: γ inside the estimator as a variance knob, computed exactly (toy.gae_discount)."""
@@ -225,6 +227,7 @@ def boot_errors(features: str, n: int, reward: str = "sum_to_target", prompt: in
     return out
 
 
+@reused
 def bootstrap_explorer(prompt: int = 2) -> Explorer:
     """Bias² and variance of λ-return targets (λ = 0: TD(0); λ = 1: Monte Carlo) for a critic fitted to N responses
     (one sample, seed 0), and the error of the average of n such targets, bias² + variance/n."""
@@ -281,6 +284,7 @@ EARLY_UPDATES = 4
 """The staleness explorer's title gives E[r] after this many updates: how fast the step size makes the run converge."""
 
 
+@reused
 def staleness_explorer(prompt: int = 2) -> Explorer:
     """Variance of importance weights when samples come from the policy k updates behind, averaged over a training
     run: the sequence weight, PPO's per-token ratios and GSPO's length-normalised ratio."""
@@ -345,6 +349,7 @@ CLIP_REWARDS = (1.0, 0.0, 0.0, 0.0, 1.0)
 CLIP_EPOCHS, CLIP_LR = 8, 1.0
 
 
+@reused
 def clipping_explorer() -> Explorer:
     """How far one PPO update lets a token's probability move, by its old probability (PPO's ε = 0.2 against the
     selected ε_high), and entropy over sampled training on one state."""

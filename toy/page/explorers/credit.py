@@ -11,7 +11,7 @@ from ...policy import HABIT_RANGE, PRESETS, check_prompt, reference_policy
 from ...rewards import REWARDS
 from ...vocab import VOCAB_SIZE
 from .. import figures
-from ..explorer import Action, Explorer, dropdown, live_slider, slider
+from ..explorer import Action, Explorer, dropdown, live_slider, reused, slider
 
 TEMPERATURES = tuple(float(t) for t in np.logspace(-1, 1, 9))
 """The temperature grid of the explorers' sliders: 0.1 to 10, evenly spaced in log τ (τ = 1 is on it)."""
@@ -23,6 +23,7 @@ N_SAMPLES = 32
 """How many sampled responses a "Sample a response" button cycles through at each setting."""
 
 
+@reused
 def credit_assignment(prompt: int = 2, length: int = 4, response=(1, 2, 3, 4)) -> Explorer:
     """Figure 4.1: exact per-token advantages against the sequence-level advantage, under π_ref at temperature τ.
 

@@ -14,7 +14,7 @@ from ...policy import PRESETS, TabularPolicy, reference_policy
 from ...rewards import REWARDS, reward_table
 from ...vocab import PROMPTS
 from .. import figures
-from ..explorer import Action, Explorer, dropdown, slider
+from ..explorer import Action, Explorer, dropdown, reused, slider
 
 PROMPT = 2
 N_MAX = 16
@@ -83,6 +83,7 @@ def _baseline(method: str, r: np.ndarray, greedy: float) -> float:
     return float(r.mean())
 
 
+@reused
 def group_advantages() -> Explorer:
     """One advantage per response (each critic-free method) beside the exact per-token advantages of response 1.
 
@@ -186,6 +187,7 @@ def gradient_statistics(reward: str, preset: str) -> dict[str, np.ndarray]:
     return out
 
 
+@reused
 def estimator_variance() -> Explorer:
     """Exact bias and variance of each method's policy-gradient estimate against the group size n.
 
@@ -325,6 +327,7 @@ def _vine_values(reward: str, i: int, k: int) -> tuple[float, ...]:
     return tuple(gae.vine_values(reference_policy(), reward, PROMPT, y, k, rng=np.random.default_rng(900 + i)))
 
 
+@reused
 def value_estimates() -> Explorer:
     """Values along one response and the error of each method's per-token advantages, against exact.
 
@@ -464,6 +467,7 @@ def correct_mass(policy, reward: str = "sum_to_target") -> tuple[np.ndarray, np.
     return np.array(entropy), np.array(favourite)
 
 
+@reused
 def training_curves() -> Explorer:
     """Exact expected reward and KL to π_ref during training: every method's mean over seeds (lines), the chosen
     method's mean ± one standard deviation over the seeds at a few steps (markers and error bars), and the

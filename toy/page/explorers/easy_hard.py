@@ -20,7 +20,7 @@ from ...policy import PRESETS, check_prompt, reference_policy
 from ...reward_models import PROXY_FEATURES, ProxyReward, optimisation_curve
 from ...rewards import REWARDS
 from ...vocab import PROMPTS, VOCAB_SIZE
-from ..explorer import Explorer, dropdown, slider
+from ..explorer import Explorer, dropdown, reused, slider
 from ..figures import EXACT, NOISE_LABEL, SEQUENCE, SIGNAL_LABEL, base_layout
 from .credit import TEMPERATURES
 
@@ -40,6 +40,7 @@ RESET_REPEATS = 20
 RESET_TEMPERATURES = tuple(TEMPERATURES[i] for i in (0, 2, 4, 6, 8))
 
 
+@reused
 def resets_explorer(prompt: int = 2) -> Explorer:
     """Monte Carlo values from K rollouts restarted at a prefix converge to the exact V (VinePPO's estimator).
 
@@ -101,6 +102,7 @@ def resets_explorer(prompt: int = 2) -> Explorer:
 PRIOR_CURVE = tuple(float(t) for t in np.logspace(-1, 1, 17))
 
 
+@reused
 def prior_explorer() -> Explorer:
     """As π_ref concentrates: P(a sample is rewarded), the share of responses in play, and the policy gradient's
     noise-to-signal ratio, against the temperature (curves) with the selected temperature marked."""
@@ -235,6 +237,7 @@ COMPARISONS = (10, 30, 100, 300, 1000, 3000)
 DATASETS = {0: "1", 1: "2"}
 
 
+@reused
 def goodhart_explorer(prompt: int = 2) -> Explorer:
     """Optimising a Bradley–Terry proxy exactly: proxy reward and true reward against KL(π*_β ‖ π_ref)."""
     prompt = check_prompt(prompt)
@@ -304,6 +307,7 @@ def binned_profile(values: np.ndarray, bins: int = BINS) -> np.ndarray:
     return out
 
 
+@reused
 def long_credit_explorer(prompt: int = 2) -> Explorer:
     """Exact per-token credit for responses of up to 1,000 tokens (toy.longrun), and how the sequence-level
     noise per token grows with the length."""
@@ -370,6 +374,7 @@ DRIFT_MARKS = (1.0, 0.1)
 the curve's right end, so its label goes to the left of it (inside a phone's width)."""
 
 
+@reused
 def drift_explorer() -> Explorer:
     """E[r] against KL(π*_β ‖ π_ref) along the KL-regularised family, β from 10 to 0.01, for a reward and a prompt;
     the points at β = 1 and 0.1 marked. The controls change the curve (how rare π_ref's reward is), not a point on

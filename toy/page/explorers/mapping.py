@@ -9,7 +9,7 @@ from ... import prefix_tree
 from ...policy import check_prompt, reference_policy
 from ...rewards import REWARDS
 from ...vocab import RESPONSE_LENGTH, VOCAB_SIZE
-from ..explorer import Explorer, dropdown
+from ..explorer import Explorer, dropdown, reused
 from ..figures import base_layout
 
 REWARD_LABELS = {name: name.replace("_", " ") for name in REWARDS}
@@ -27,6 +27,7 @@ def _size(p):
     return 6 + 30 * np.sqrt(np.asarray(p, dtype=float))
 
 
+@reused
 def tree_explorer(prompt: int = 2) -> Explorer:
     """One path through the prefix tree of ``prompt``: each state on it with its K children (edges are actions,
     node size P(s), node colour V(s)), and the K complete responses at its end, rewarded or not."""

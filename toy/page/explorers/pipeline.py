@@ -11,7 +11,7 @@ from plotly.subplots import make_subplots
 from ... import distillation, format_gate, imitation, sft, train
 from ...policy import reference_policy
 from .. import figures
-from ..explorer import Explorer, dropdown, slider
+from ..explorer import Explorer, dropdown, reused, slider
 
 EPSILONS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
 """Grid of per-step mistake probabilities ε."""
@@ -47,6 +47,7 @@ def simulation(eps: float, seed: int = 0) -> dict[str, np.ndarray]:
     return imitation.simulated_cost(eps, int(SIM_T[-1]), EPISODES, rng=np.random.default_rng(seed))
 
 
+@reused
 def compounding_errors() -> Explorer:
     """Expected cost against horizon T for behaviour cloning and DAgger: exact curves and a seeded simulation.
 
@@ -171,6 +172,7 @@ def _band_trace(fig, name, group, color, fillcolor, dash, row=None):
                     legendgroup=group, hovertemplate="step %{x}: %{y:.3f}<extra>" + name + "</extra>", **kw)
 
 
+@reused
 def sft_then_rl() -> Explorer:
     """Success rate during RL, started from an SFT policy and from the base model, beside the expert's rate.
 
@@ -243,6 +245,7 @@ def hard_prompt_runs(start: str, n: int) -> train.Curves:
                        betas=(0.0,), seeds=HARD_SEEDS, lr=RL_LR, reward=REWARD)
 
 
+@reused
 def waiting_for_signal() -> Explorer:
     """Exact success probability on a hard prompt during RL, for a few seeds, and the chance that no group has
     seen a success yet. Until the first success every advantage is zero (β = 0), the policy does not move, and the
@@ -322,6 +325,7 @@ def format_runs(start: str, gate: bool, n_demos: int | None = None) -> train.Cur
                                  lr=RL_LR, beta=RL_BETA)
 
 
+@reused
 def format_gated() -> Explorer:
     """Exact expected reward during RL from the base model and from SFT on readable demonstrations, with the
     verifier's format gate on or off: the gate, not the task, is what RL from the base model cannot get past."""
@@ -384,6 +388,7 @@ def distill_responses(reward: str) -> np.ndarray:
     return reference_policy().sample(DISTILL_PROMPT, DISTILL_RESPONSES, rng=np.random.default_rng(1))
 
 
+@reused
 def distillation_explorer() -> Explorer:
     """Upper panel: for one response of π_ref, Figure 4.1's exact advantages and r − V(x) beside β times the
     teacher's per-token log-ratio (reward units). Lower panels: training a student from π_ref by on-policy
