@@ -372,6 +372,10 @@ CASES: dict[str, Case] = {
         method(critic.Critic(3, n_actions=6), "values_along"), dict(prompts=2, responses=np.array([[1, 5, 5]])),
         dict(prompts=PROMPT, responses=["ab", None, np.array([[1, 5, 1]]), np.array([[1, 2]]), np.array([1, 2, 3]),
                                         np.array([[1.0, 2.0, 3.0]]), np.array([[9, 1, 1]])])),
+    "toy.critic.Critic.weights_reached": Case(method(critic.Critic(3, "running_sum"), "weights_reached"),
+                                              dict(prompt=2), dict(prompt=PROMPT)),
+    "toy.critic.Critic.weights_reached (size)": Case(method(critic.Critic(12, "last_token"), "weights_reached"),
+                                                     dict(prompt=2), dict()),
     "toy.critic.Critic.table": Case(method(critic.Critic(2), "table"), dict(prompt=2, depth=1),
                                     dict(prompt=PROMPT, depth=COUNT[1:] + [2])),
     "toy.critic.Critic.fit": Case(

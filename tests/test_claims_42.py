@@ -88,22 +88,23 @@ def test_measured_reset_error_follows_the_exact_one_over_seeds():
 # -- resets: the Try this's answer, read off the explorer's title ----------------------------------------------------
 def test_the_reset_error_is_not_smallest_at_the_deepest_state_but_where_v_is_far_from_a_half():
     """4.2's Try this (issue 39): 'Set τ = 0.316 and predict first: does the error at K = 9 (the title) shrink as the
-    state gets deeper?' Its answer (folded): no; it rises from `x` to `x · 1`, then falls to `x · 1 2 3`, because one
-    rollout's spread is √(V(1 − V)). Read off the explorer's own title figures (the exact error in brackets)."""
+    state gets deeper?' Its answer (folded): not steadily; it rises from `x` to `x · 1`, then falls to `x · 1 2` and
+    `x · 1 2 3`, because one rollout's spread is √(V(1 − V)). Read off the explorer's own title figures (the exact
+    error in brackets)."""
     t = easy_hard.RESET_TEMPERATURES[1]
     assert f"{t:.3g}" == "0.316" and "$\\tau = 0.316$" in _cells()["try-resets"]
     ex = easy_hard.resets_explorer(prompt=X)
     se = {p: float(ex.evaluate(ex.state(prefix=p, temperature=t))["se9"][0]) for p in easy_hard.PREFIXES}
-    assert se[(1,)] > se[()] > se[(1, 2, 3)]  # not monotone in the depth
+    assert se[(1,)] > se[()] > se[(1, 2)] > se[(1, 2, 3)]  # not monotone in the depth, though lower at the end
     policy = toy.reference_policy(temperature=t)
     v = {p: toy.resets.value_and_variance(policy, "sum_to_target", X, p)[0] for p in easy_hard.PREFIXES}
     assert max(se, key=se.get) == min(v, key=lambda p: abs(v[p] - 0.5))  # the state whose V is nearest one half
     for p in easy_hard.PREFIXES:
         assert se[p] == pytest.approx(np.sqrt(v[p] * (1 - v[p]) / 9), rel=1e-9)
     answer = next(c for c in _cells().values() if c.startswith("```{dropdown} The answer, and why"))
-    for name in ("cool_se_x", "cool_se_x1", "cool_se_x123", "cool_v_x1"):
+    for name in ("cool_se_x", "cool_se_x1", "cool_se_x12", "cool_se_x123", "cool_v_x1"):
         assert f'toy.quote("{name}"' in answer, name
-    assert "`x · 1 2 3`" in _cells()["try-resets"] and "No." in answer
+    assert "`x · 1 2 3`" in _cells()["try-resets"] and answer.split("\n")[1].startswith("Not steadily.")
 
 
 # -- the action space and sparse reward: static figures (issue 39: their controls taught nothing) --------------------
@@ -463,6 +464,22 @@ def test_the_prior_try_this_answer_cooling_helps_pretrained_and_never_the_terse_
         "terse", grid[2], 2)
     answer = _cells()["c08"]
     assert answer.startswith("```{dropdown} The answer") and "cooling it further\nnever does" in answer
+
+
+def test_at_a_thousand_tokens_the_sum_rewards_credit_sits_on_the_last_two_tokens():
+    """The long-credit Try this's answer: 'at 1,000 tokens the last token alone holds … of it and the last two …'
+    (it said the last two held 90 %, the threshold of credit_horizon, where they hold 99 %). Each share is
+    E[A_t²] over Σ_t E[A_t²] = Var(r), which telescoping makes the reward's variance under the Markov policy."""
+    c = toy.longrun.credit(toy.longrun.MarkovPolicy(), "sum_to_target", X, 1000)
+    total = c.mean_square.sum()
+    last1, last2 = c.mean_square[-1] / total, c.mean_square[-2:].sum() / total
+    assert 0.5 < last1 < 0.9 < 0.95 < last2 <= 1.0
+    assert c.mean_square[:-2].sum() / total < 0.05  # the first 998 tokens share what little is left
+    assert toy.longrun.credit_horizon(c.mean_square, share=0.95) == 2
+    answer = _cells()["c20"]
+    assert 'last token alone holds\n{eval}`toy.quote("long_last1_share", ".0%")`' in answer
+    assert 'the last two {eval}`toy.quote("long_last2_share", ".0%")`' in answer
+    assert "90%" not in answer
 
 
 def test_the_count_rewards_noise_grows_in_proportion_to_the_length():

@@ -251,9 +251,9 @@ def test_the_exercise_when_td0_beats_monte_carlo_over_seeds():
     main = paragraph_with(NB43, "the exercise below")
     assert all(f'toy.quote("td16_wins_{n}")' in main for n in classical.BOOT_SIZES)
     assert "at the same sizes" in main
-    size = {f: toy.critic.Critic(4, f).n_params for f in classical.CRITIC_FEATURES}
+    size = {f: toy.critic.Critic(4, f).weights_reached(2) for f in classical.CRITIC_FEATURES}
     by_size = sorted(classical.CRITIC_FEATURES, key=size.get)
-    assert by_size[0] == "prompt" and size["prompt"] == 5
+    assert by_size[0] == "prompt" and size["prompt"] == 1
     for n in below:  # fewer parameters, TD(0) wins on at least as many seeds, at every size
         rates = [share(td_wins(f, n)) for f in by_size]
         assert rates == sorted(rates, reverse=True), n
@@ -262,7 +262,7 @@ def test_the_exercise_when_td0_beats_monte_carlo_over_seeds():
     assert rate["prompt"] >= 0.9 and rate["last_token"] >= 0.9
     assert rate["tabular"] < min(rate["prompt"], rate["last_token"], rate["running_sum"])
     assert rate["tabular"] <= 0.5  # 'only'
-    assert toy.critic.Critic(4, "prompt").n_params == 5
+    assert toy.critic.Critic(4, "prompt").weights_reached(2) == 1
     assert td_error("prompt", 128, 16).mean() < mc_variance() / 16
     p, last = td_error("prompt", 2048, 16).mean(), td_error("last_token", 2048, 16).mean()
     assert abs(p - last) < 0.05 * min(p, last)

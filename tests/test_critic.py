@@ -78,6 +78,24 @@ def test_n_params(features, count):
     assert Critic(4, features).n_params == count
 
 
+@pytest.mark.parametrize("features", list(FEATURES))
+@pytest.mark.parametrize("length", [1, 2, 4])
+def test_weights_reached_are_the_distinct_cells_of_one_prompts_states(features, length):
+    """4.3 quotes each critic's size for the one prompt it is fitted to (issue: it quoted every prompt's weights, 5
+    times as many, beside 'one cell per state'): the number of distinct hand-written cells over every prefix."""
+    import itertools
+
+    K = 5
+    for x in (0, 2):
+        states = [p for t in range(length) for p in itertools.product(range(K), repeat=t)]
+        expected = len({hand_cell(features, x, p, length, K) for p in states})
+        assert Critic(length, features).weights_reached(x) == expected
+    assert Critic(4, "tabular").weights_reached(2) == 1 + 5 + 25 + 125  # one cell per state before the last token
+    assert Critic(4, "running_sum").weights_reached(2) < Critic(4, "running_sum").n_params // 5
+    with pytest.raises(ValueError, match="prompt"):
+        Critic(4, "prompt").weights_reached(7)
+
+
 def test_ridge_shrinks_toward_zero():
     critic = Critic(2, "prompt", l2=2.0).fit(1, [(), (3,)], [1.0, 1.0])
     assert critic.predict(1, [()])[0] == pytest.approx(2 / (2 + 2.0))

@@ -27,6 +27,8 @@ Typical use, with γ = 1 and one terminal reward (every state of a response has 
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from . import checks, exact
@@ -81,6 +83,21 @@ class Critic:
 
     def __repr__(self) -> str:
         return f"Critic(length={self.length}, features={self.features!r}, n_params={self.n_params})"
+
+    def weights_reached(self, prompt: int) -> int:
+        """How many weights the states of one prompt reach: the distinct cells of (prompt, y_<t) over every prefix
+        of depth 0..L−1 (Σ_{t<L} K^t states). A critic fitted to that prompt's responses can set these and no
+        others; ``n_params`` counts every prompt's, and cells no state reaches (a running sum at t = 1 is its one
+        token, so 20 of the 76 running-sum cells per prompt are never used at L = 4)."""
+        prompt = check_prompt(prompt)
+        K, L = self.n_actions, self.length
+        checks.enumeration(f"the states of a length-{L} critic", sum(K**t for t in range(L)),
+                           smaller="a shorter length")
+        reached = set()
+        for t in range(L):
+            prefixes = np.array(list(itertools.product(range(K), repeat=t)), dtype=int).reshape(K**t, t)
+            reached.update(self._cells_at_depth(np.full(K**t, prompt), prefixes).tolist())
+        return len(reached)
 
     # -- features -------------------------------------------------------------------------------------------------
     def _cells_at_depth(self, prompts: np.ndarray, prefixes: np.ndarray) -> np.ndarray:
