@@ -466,6 +466,43 @@ def test_the_prior_try_this_answer_cooling_helps_pretrained_and_never_the_terse_
     assert answer.startswith("```{dropdown} The answer") and "cooling it further\nnever does" in answer
 
 
+def test_without_a_baseline_the_cooled_terse_prior_on_prompt_0_needs_less_than_one_sample():
+    """The prior Try this's answer: at the cooled terse prior on prompt 0 'the dashed curve drops far below the
+    solid one': V(x) is not the variance-minimising baseline there, and the ratio without one falls below 1. Checked
+    by enumeration here, from the definition (tr Cov(g) / ‖E g‖² with g = (r − b) ∇ log π(y | x) for each response),
+    independently of toy.exploration's per-state recursion."""
+    import itertools
+
+    t = easy_hard.TEMPERATURES[2]
+    policy = toy.reference_policy("terse", t)
+    R = toy.rewards.reward_table("sum_to_target", 0, policy.length)
+    probs = [policy.prefix_probs(0, d) for d in range(policy.length)]
+    V0 = toy.value(policy, "sum_to_target", 0, ())
+
+    def ratio(b):
+        gs, ps = [], []
+        for y in itertools.product(range(5), repeat=policy.length):
+            score, p = [], 1.0
+            for d in range(policy.length):
+                pi = probs[d][y[:d]]
+                p *= pi[y[d]]
+                row = np.zeros((5,) * (d + 1))
+                row[y[:d]] = -pi
+                row[y[:d] + (y[d],)] += 1.0
+                score.append(row.ravel())
+            gs.append((R[y] - b) * np.concatenate(score))
+            ps.append(p)
+        gs, ps = np.array(gs), np.array(ps)
+        mean = ps @ gs
+        return float(ps @ ((gs - mean) ** 2).sum(axis=1)) / float(mean @ mean)
+
+    without, with_v = ratio(0.0), ratio(V0)
+    assert without < 1 < 100 < with_v
+    moments = toy.exploration.gradient_moments(policy, "sum_to_target", 0, "none")
+    assert moments.noise_to_signal == pytest.approx(without, rel=1e-6)
+    assert 'toy.quote("nsr0_terse0_cool"' in _cells()["c08"]
+
+
 def test_at_a_thousand_tokens_the_sum_rewards_credit_sits_on_the_last_two_tokens():
     """The long-credit Try this's answer: 'at 1,000 tokens the last token alone holds … of it and the last two …'
     (it said the last two held 90 %, the threshold of credit_horizon, where they hold 99 %). Each share is

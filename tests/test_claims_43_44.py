@@ -314,7 +314,7 @@ def test_the_explorers_simulation_is_seed_0_of_the_texts_20():
     assert "sims = [pipeline.simulation(eps, s) for s in pipeline.SEEDS]" in code(NB44)
     assert 'sim["behaviour_cloning"][80 - 1] for sim in sims' in code(NB44)
     ex = pipeline.compounding_errors()
-    assert "seed 0, the first of the 20 runs section 4.4 quotes" in ex.caption
+    assert "seed 0, the first of the 20 runs the page quotes" in ex.caption
     out = ex.evaluate(ex.state(eps=0.01, T=80))
     run = pipeline.simulation(0.01, 0)
     np.testing.assert_array_equal(out["sim_bc"], run["behaviour_cloning"][pipeline.SIM_T - 1])
@@ -668,3 +668,19 @@ def test_the_clip_try_this_both_tokens_grow_by_eps_high():
     """'Both grow by the same share of themselves: …% at 0.01 and …% at 0.5'."""
     for p in (0.01, 0.5):
         assert (toy.clipping.one_token_reach(p, 1.0, 0.2, 0.6) - p) / p == pytest.approx(0.6, abs=1e-3)
+
+
+def test_the_wait_for_a_first_success_is_a_mean_most_runs_stay_under():
+    """4.4: 'the wait is about … steps on average (a mean pulled up by the rare long waits: most runs wait less)'.
+    The wait is geometric with the per-step chance q = 1 − (1 − p)⁴; the chance of a first success before the mean
+    1/q is over one half (about 1 − 1/e), and so is the share of the page's runs that found one sooner."""
+    runs = pipeline.hard_prompt_runs("base", 4)
+    p = float(runs.reward[0, 0, 0])
+    q = 1 - (1 - p) ** 4
+    mean = 1 / q
+    before = 1 - (1 - q) ** (np.ceil(mean) - 1)  # P(first success at a step < mean)
+    assert 0.5 < before < 0.7
+    first = runs.first_signal()[0]  # the step of each run's first success, 0 for none
+    found = first[first > 0]
+    assert np.mean(found < mean) > 0.5
+    assert "most runs wait less" in paragraph_with(NB44, 'toy.quote("hard_expected", ".0f")')

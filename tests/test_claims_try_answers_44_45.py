@@ -118,7 +118,14 @@ def test_the_group_title_shows_the_division_by_the_std():
     b, d = float(np.squeeze(out["baseline"])), float(np.squeeze(out["divisor"]))
     assert d != pytest.approx(1.0) and (r1 - b) / d == pytest.approx(a1)
     assert float(np.squeeze(ex.evaluate(ex.state(method="rloo"))["divisor"])) == 1.0
-    assert "/ {divisor:.3f}" in ex.layout["title.text"]
+    assert "/ {divisor_shown} =" in ex.layout["title.text"] and float(np.squeeze(out["divisor_shown"])) == float(
+        f"{d:.3g}")
+    # a group of equal rewards: GRPO shows its ε, not a 0 / 0.000 (the newcomer's read); the others divide by 1
+    equal = next(g for g in range(cf.N_GROUPS) if len(set(cf.sample_group("sum_to_target", g)[1][:2])) == 1)
+    same = ex.evaluate(ex.state(method="grpo", n=2, group=equal))
+    assert ex.render_template("{divisor_shown}", same, {}) == "0.0001" and float(np.squeeze(same["a1"])) == 0.0
+    rloo = ex.evaluate(ex.state(method="rloo"))
+    assert ex.render_template("/ {divisor_shown} =", rloo, {}) == "/ 1 ="
 
 
 def test_the_variance_answer_count_targets_angle_and_first_tokens_crossing():

@@ -267,6 +267,26 @@ def test_value_ranges_hold_every_value_drawn(explorer):
             assert span[1] - span[0] <= 2 * (v.max() - v.min()) + 1e-9 or v.max() == v.min(), (key, span)
 
 
+def test_no_value_runs_off_the_top_of_an_axis_whose_range_the_figure_fixes(explorer):
+    """An axis whose figure fixes its range (no plan follows the values) must hold what every setting draws: the
+    long-credit explorer's top panel was fixed for the sum reward, and the count reward's noise bars (about 170)
+    ran off its top (a newcomer's read). Each control at every value, and every corner of the controls' ranges.
+    A value below a log axis's floor is allowed: figures put "not drawn" values there on purpose."""
+    fixed = [key for key in explorer.figure.layout if key[1:5] == "axis" and explorer.figure.layout[key].range
+             is not None and explorer.figure.layout[key].type not in ("category", "date")]
+    if not fixed:
+        return
+    states = [explorer.state(**{c.name: v}) for c in explorer.controls for v in c.values]
+    states += [explorer.state(**dict(zip([c.name for c in explorer.controls], corner, strict=True)))
+               for corner in itertools.product(*((c.values[0], c.values[-1]) for c in explorer.controls))]
+    for state in states:
+        fig = explorer.figure_for(**state)
+        for key in fixed:
+            v = drawn_values(explorer, fig, key)
+            top = max(fig.layout[key].range)
+            assert v.size == 0 or v.max() <= top + 1e-9, (key, state, float(v.max()), top)
+
+
 def test_held_ranges_keep_a_range_while_the_values_fit_and_fill_half():
     held = toy.page.explorer.held_ranges
     assert held({}, {"yaxis": [0.0, 1.0]}) == {"yaxis": [0.0, 1.1]}  # nothing shown yet: room above, none below 0

@@ -270,9 +270,9 @@ def bootstrap_explorer(prompt: int = 2) -> Explorer:
         layout={"title.text": "{features} critic fitted to {n} responses, {averaged} target(s) averaged: MSE "
                               "{mse0:.4f} with TD(0), {mse1:.4f} with Monte Carlo; lowest at λ = {best_lam:.2f}"},
         caption=f"Prompt {prompt}, pretrained π_ref at τ = 1. The critic is fitted to one sample of N responses "
-                "(seed 0): one run, whose comparisons section 4.3 repeats over 20 seeds. Bias and variance are exact "
-                "(enumerating completions), averaged over positions and the states π visits; n independent targets "
-                "divide the variance by n.",
+                "(seed 0): one run, whose comparisons the page repeats over 20 seeds (folded below). Bias and "
+                "variance are exact (enumerating completions), averaged over positions and the states π visits; "
+                "averaging n independent targets divides the variance by n.",
     )
 
 
@@ -337,7 +337,8 @@ def staleness_explorer(prompt: int = 2) -> Explorer:
                               + " updates {early:.2f}, after " + str(RUN_UPDATES) + " {final:.2f}"},
         caption=f"Prompt {prompt}, sum reward: {RUN_UPDATES} exact gradient-ascent updates of a tabular policy from "
                 "the pretrained π_ref; variances are exact and averaged over the run (a policy that has converged "
-                "barely moves, so its later windows add little).",
+                "barely moves, so its later windows add little). GSPO's ratio is w^(1/L), the sequence weight's "
+                "geometric mean per token.",
     )
 
 

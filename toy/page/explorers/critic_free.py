@@ -98,15 +98,20 @@ def group_advantages() -> Explorer:
         ys, r, vx, tok, greedy = sample_group(reward, g)
         r = r[:n]
         A = estimators.advantages(method, r, greedy)
-        return {
+        out = {
             "adv": _pad(A), "seq": _pad(r - vx), "idx": _pad(np.arange(1.0, n + 1)),
             "tok_exact": tok, "tok_seq": np.full(L, r[0] - vx), "tok_method": np.full(L, A[0]),
             "a1": A[0], "r1": r[0], "vx": vx, "baseline": _baseline(method, r, greedy),
             # what (r₁ − baseline) is divided by: the group's std (+ ε) for GRPO, 1 otherwise
             "divisor": float(r.std(ddof=1) + estimators.GRPO_EPS) if method == "grpo" else 1.0,
+            "divisor_shown": 0.0,  # set below: the divisor to 3 significant digits, for the title
             **{f"y{t}": float(ys[0, t]) for t in range(L)},
             "next_group": (np.arange(N_GROUPS) + 1) % N_GROUPS,
         }
+        # shown in general format: "1" for the methods that divide by nothing, GRPO's ε alone (0.0001) for a group
+        # of equal rewards, whose A₁ is then 0 / 0.0001 = 0
+        out["divisor_shown"] = float(f"{out['divisor']:.3g}")
+        return out
 
     # Short titles and numbered tokens: at 320 px the panels are about 270 px wide, and "token 1" labels would
     # turn on end and push the upper axis title into the lower panel's title.
@@ -145,16 +150,18 @@ def group_advantages() -> Explorer:
                  "tok_exact": ("reward", "group"), "tok_seq": ("reward", "group"),
                  "tok_method": ("method", "n", "reward", "group"), "a1": ("method", "n", "reward", "group"),
                  "r1": ("reward", "group"), "vx": ("reward",), "baseline": ("method", "n", "reward", "group"),
-                 "divisor": ("method", "n", "reward", "group"),
+                 "divisor": ("method", "n", "reward", "group"), "divisor_shown": ("method", "n", "reward", "group"),
                  **{f"y{t}": ("group",) for t in range(L)}, "next_group": ()},
         compute=compute,
         figure=fig,
         traces=[(0, "y", ["tok_exact"]), (1, "y", ["tok_seq"]), (2, "y", ["tok_method"]),
                 (3, "x", ["idx"]), (3, "y", ["adv"]), (4, "x", ["idx"]), (4, "y", ["seq"])],
         layout={"title.text": f"Prompt {PROMPT}, response 1 = {tokens}: r = {{r1:.0f}}, V(x) = {{vx:.3f}}; "
-                              "{method}: A₁ = (r₁ − {baseline:.3f}) / {divisor:.3f} = {a1:.3f}"},
+                              "{method}: A₁ = (r₁ − {baseline:.3f}) / {divisor_shown} = {a1:.3f}"},
         actions=[Action("Sample another group", "next_group", ("group",), N_GROUPS)],
-        caption=f"Precomputed by toy: {N_GROUPS} groups of up to {N_MAX} responses sampled from π_ref (seeded).",
+        caption=f"Precomputed by toy: {N_GROUPS} groups of up to {N_MAX} responses sampled from π_ref (seeded). "
+                "Only GRPO divides: by the group's standard deviation plus ε = 0.0001, so a group of equal rewards "
+                "gets 0; the title's / 1 for the other methods divides by nothing.",
     )
 
 

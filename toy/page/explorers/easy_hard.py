@@ -345,7 +345,12 @@ def long_credit_explorer(prompt: int = 2) -> Explorer:
     fig.update_xaxes(title_text="position (share of the response)", tickformat=".0%", tickvals=[0.25, 0.5, 0.75, 1.0],
                      row=1, col=1)  # no "0%" at the corner, where it met the log axis's bottom label
     fig.update_xaxes(type="log", title_text="response length L", row=2, col=1)
-    fig.update_yaxes(type="log", title_text="reward²", range=[np.log10(LOG_FLOOR), 0.5], row=1, col=1)
+    # one range for every setting, up to the tallest bar any of them draws (the count reward's noise at 1,000 tokens
+    # is about 170: a range fitted to the sum reward cut those bars off)
+    tallest = max(max(binned_profile(c.mean_square).max(), binned_profile(c.noise).max())
+                  for c in (at(r, t, L) for r in REWARDS for t in LONG_TEMPERATURES for L in LONG_LENGTHS))
+    fig.update_yaxes(type="log", title_text="reward²", range=[np.log10(LOG_FLOOR), np.log10(tallest) + 0.15], row=1,
+                     col=1)
     fig.update_yaxes(type="log", title_text="per token", row=2, col=1)
     fig.update_layout(barmode="group", bargap=0.15)
     base_layout(fig, "", height=720)

@@ -116,7 +116,7 @@ def compounding_errors() -> Explorer:
         layout={"title.text": "ε = {eps}, T = {T}: behaviour cloning pays {bc_T:.3f}, DAgger {dagger_T:.3f} "
                               "({ratio:.1f}×)"},
         caption=f"Exact curves, and a simulation of {EPISODES:,} episodes per ε (one run, seed 0, the first of the "
-                f"{len(SEEDS)} runs section 4.4 quotes), precomputed by toy on the grid of ε and T. The run uses the "
+                f"{len(SEEDS)} runs the page quotes), precomputed by toy on the grid of ε and T. The run uses the "
                 "same episodes at every horizon, so its errors at different horizons go together: an unlucky run's "
                 "± 2 s.e. bars can miss the exact curve at several horizons at once.",
     )
