@@ -144,8 +144,10 @@ def test_the_sparse_reward_figure_shows_sharp_wrong_priors_waiting_orders_of_mag
 # -- drift: the Try this's answer, read off the explorer ---------------------------------------------------------------
 def test_the_drift_curve_ends_furthest_where_pi_ref_earns_the_reward_least():
     """4.2's Try this (issue 39): with the first-token reward, 'on which prompt must the policy move furthest from
-    π_ref before it is always right, and what in the title tells you in advance?' Answer (folded): prompt 4, where
-    π_ref earns the reward least; its curve ends −log p nats out. Read off the explorer's outputs."""
+    π_ref before it is always right? The title gives π_ref's own chance of the reward: how does it predict the
+    answer?' Answer (folded): prompt 4, where π_ref earns the reward least; its curve ends −log p nats out. Read off
+    the explorer's outputs."""
+    assert "$\\pi_{\\text{ref}}$'s own chance of the reward" in _cells()["try-drift"]
     ex = easy_hard.drift_explorer()
     assert {c.name for c in ex.controls} == {"reward", "prompt"}
     shown = {p: ex.evaluate(ex.state(reward="first_token", prompt=p)) for p in toy.PROMPTS}
