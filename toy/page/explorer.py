@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import html
 import itertools
 import json
@@ -476,8 +477,6 @@ def reused(factory: Callable[..., Explorer]) -> Callable[..., Explorer]:
     a cell re-run (Live code re-runs an explorer's cell on its kernel) then builds no plotly figure, serialises
     none (``_payload_fixed``) and recomputes none of the tables it computed already; only the new view is made.
     ``factory.built`` holds the explorers kept (at most ``REUSED_KEPT``), keyed by the arguments and their types."""
-    import functools
-
     built: OrderedDict[tuple, Explorer] = OrderedDict()
 
     @functools.wraps(factory)

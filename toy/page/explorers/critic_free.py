@@ -98,20 +98,17 @@ def group_advantages() -> Explorer:
         ys, r, vx, tok, greedy = sample_group(reward, g)
         r = r[:n]
         A = estimators.advantages(method, r, greedy)
-        out = {
+        # what (r₁ − baseline) is divided by: the group's std (+ ε) for GRPO, 1 otherwise; the title shows it to 3
+        # significant digits in general format: "1", or GRPO's ε alone (0.0001) for a group of equal rewards
+        divisor = float(r.std(ddof=1) + estimators.GRPO_EPS) if method == "grpo" else 1.0
+        return {
             "adv": _pad(A), "seq": _pad(r - vx), "idx": _pad(np.arange(1.0, n + 1)),
             "tok_exact": tok, "tok_seq": np.full(L, r[0] - vx), "tok_method": np.full(L, A[0]),
             "a1": A[0], "r1": r[0], "vx": vx, "baseline": _baseline(method, r, greedy),
-            # what (r₁ − baseline) is divided by: the group's std (+ ε) for GRPO, 1 otherwise
-            "divisor": float(r.std(ddof=1) + estimators.GRPO_EPS) if method == "grpo" else 1.0,
-            "divisor_shown": 0.0,  # set below: the divisor to 3 significant digits, for the title
+            "divisor": divisor, "divisor_shown": float(f"{divisor:.3g}"),
             **{f"y{t}": float(ys[0, t]) for t in range(L)},
             "next_group": (np.arange(N_GROUPS) + 1) % N_GROUPS,
         }
-        # shown in general format: "1" for the methods that divide by nothing, GRPO's ε alone (0.0001) for a group
-        # of equal rewards, whose A₁ is then 0 / 0.0001 = 0
-        out["divisor_shown"] = float(f"{out['divisor']:.3g}")
-        return out
 
     # Short titles and numbered tokens: at 320 px the panels are about 270 px wide, and "token 1" labels would
     # turn on end and push the upper axis title into the lower panel's title.
