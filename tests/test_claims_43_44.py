@@ -671,7 +671,7 @@ def test_the_clip_try_this_both_tokens_grow_by_eps_high():
 
 
 def test_the_wait_for_a_first_success_is_a_mean_most_runs_stay_under():
-    """4.4: 'the wait is about … steps on average (a mean pulled up by the rare long waits: most runs wait less)'.
+    """4.4: 'the wait is about … steps on average (a mean pulled up by a long tail of waits: most runs wait less)'.
     The wait is geometric with the per-step chance q = 1 − (1 − p)⁴; the chance of a first success before the mean
     1/q is over one half (about 1 − 1/e), and so is the share of the page's runs that found one sooner."""
     runs = pipeline.hard_prompt_runs("base", 4)

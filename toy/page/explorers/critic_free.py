@@ -157,8 +157,8 @@ def group_advantages() -> Explorer:
                               "{method}: A₁ = (r₁ − {baseline:.3f}) / {divisor_shown} = {a1:.3f}"},
         actions=[Action("Sample another group", "next_group", ("group",), N_GROUPS)],
         caption=f"Precomputed by toy: {N_GROUPS} groups of up to {N_MAX} responses sampled from π_ref (seeded). "
-                "Only GRPO divides: by the group's standard deviation plus ε = 0.0001, so a group of equal rewards "
-                "gets 0; the title's / 1 for the other methods divides by nothing.",
+                "Only GRPO divides: by the group's standard deviation plus ε = 0.0001, so under GRPO a group of "
+                "equal rewards gets 0 / 0.0001 = 0; the title's / 1 for the other methods divides by nothing.",
     )
 
 
