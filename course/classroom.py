@@ -286,14 +286,16 @@ def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: flo
                 settings: Settings | None = None, seed: int | None = None, resume: bool = False,
                 students: list[str] | None = None, progress: bool = True, anonymous: bool = False,
                 assignment: Assignment | None = None, secret: bytes | None = None,
-                roster: dict | None = None) -> dict:
+                roster: dict | None = None, late: dict | None = None) -> dict:
     """Grade every submission in ``folder`` into ``out`` (see the module's docstring); return run.json's content.
 
     ``book`` maps each notebook's file name to its ``BookNotebook``. ``resume``: reuse the results of submissions
     already graded in ``out`` with the same seed, unchanged since. ``students``: grade only these again and keep
     the others' results (both take the seed from ``out/run.json``). ``secret``: the course's (``course/secret.py``),
     which each student's instance and the anonymous pseudonyms are drawn from; None: instances drawn from the names
-    alone. ``roster``: {name: ``roster.Student``}, each student's login and SIS ID for the LMS exports."""
+    alone. ``roster``: {name: ``roster.Student``}, each student's login and SIS ID for the LMS exports. ``late``:
+    {name: why}, who the LMS says handed in late (``lms.Intake.late``): the gradebook then has a column ``late``
+    and their feedback says so."""
     problem = sandbox.requirements()
     if problem:
         raise sandbox.Refused(problem)
@@ -372,7 +374,7 @@ def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: flo
         if interrupted:
             about["interrupted"] = (f"stopped after {len(records)} of {len(pairs)} submissions: run again with "
                                     "--resume to grade the rest")
-        paths = write_reports(out, list(records.values()), book, keys, anonymous, assignment, secret, roster)
+        paths = write_reports(out, list(records.values()), book, keys, anonymous, assignment, secret, roster, late)
         about.update(paths)
         atomic_write(out / "run.json", json.dumps({**about, "seed": seed}, indent=2))
     if interrupted:
@@ -400,7 +402,7 @@ def _still_current(record: dict, path: Path, seed: int) -> bool:
 
 def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonymous: bool = False,
                   assignment: Assignment | None = None, secret: bytes | None = None,
-                roster: dict | None = None) -> dict:
+                  roster: dict | None = None, late: dict | None = None) -> dict:
     """Write gradebook.csv, grades.csv, similarity.csv, review/ and feedback/ from the submissions' records.
 
     The gradebook's ``flags`` says how many flags each exercise has (``4.1-value: 1 flag``); similarity.csv has one
@@ -506,35 +508,41 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
         mine = counts.get(student, {})
         flags = "; ".join(f"{ex}: {n} flag{'s' if n > 1 else ''}" for ex, n in sorted(
             mine.items(), key=lambda item: columns.index(item[0]) if item[0] in columns else len(columns)))
-        gradebook.append([student, *(marks.get(ex, 0) for ex in columns), total, flags])
+        gradebook.append([student, *(marks.get(ex, 0) for ex in columns), total, flags]
+                         + ([] if late is None else [late.get(student, "")]))
     fields = ["student", "notebook", "exercise", "status", "cases_passed", "cases_total", "mark", "points", "message",
               "seconds"]
     atomic_write(out / "grades.csv", _csv(fields, [[r[f] for f in fields] for r in rows]))
-    atomic_write(out / "gradebook.csv", _csv(["student", *columns, "total", "flags"], gradebook))
+    atomic_write(out / "gradebook.csv", _csv(["student", *columns, "total", "flags"]
+                                             + ([] if late is None else ["late"]), gradebook))
     possible = _points(sum(worth[c] for c in columns))
+    total_of = {row[0]: row[len(columns) + 1] for row in gradebook}
     # Canvas's gradebook import (a new column makes a new assignment; students matched by SIS Login ID) and Moodle's
     # "Import grades from CSV" (map Username to the user's username): the folder names are the students' logins
     # (the identity cells, login and SIS ID, are written as they are: an LMS matches them byte for byte)
     who = {row[0]: (roster or {}).get(row[0]) for row in gradebook}
     login = {name: s.login if s else name for name, s in who.items()}
     sis = {name: s.sis_id if s else "" for name, s in who.items()}
+    as_written = {name: getattr(s, "as_written", name) if s else name for name, s in who.items()}  # NFD stays NFD
     atomic_write(out / "canvas.csv", _csv(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", assignment.name],
                                           [["Points Possible", "", "", "", "", possible]]
-                                          + [[row[0], "", sis[row[0]], login[row[0]], "", row[-2]]
+                                          + [[as_written[row[0]], "", sis[row[0]], login[row[0]], "", total_of[row[0]]]
                                              for row in gradebook], verbatim=(2, 3)))
     atomic_write(out / "moodle.csv", _csv(["Username", assignment.name],
-                                          [[login[row[0]], row[-2]] for row in gradebook], verbatim=(0,)))
+                                          [[login[row[0]], total_of[row[0]]] for row in gradebook], verbatim=(0,)))
     atomic_write(out / "similarity.csv", _csv(["exercise", "student", "other", "similarity", "threshold", "shared",
                                                "min_shared", "review"], sorted(similar)))
     for student, lines in feedback.items():
         mine = [r for r in rows if r["student"] == student and r["exercise"] and r["cases_total"] != ""]
         answered = [r for r in rows if r["student"] == student and r["exercise"] in questions.QUESTIONS]
-        total = next(row[-2] for row in gradebook if row[0] == student)
+        total = total_of[student]
         head = (f"# Feedback for {student}\n\n**{assignment.name}: {total} of {possible} points**"
                 + (" (written answers not marked yet)" if any(r["student"] == student and r["mark"] == ""
                                                              for r in rows) else "") + ".\n\n"
                 f"{sum(1 for r in mine if r['status'] == 'pass')} of {len(mine)} checked exercises "
                 "pass (the grader's own hidden cases, not the ones your notebook showed).\n")
+        if late and student in late:
+            head += f"\nHanded in late: {late[student]}.\n"
         if answered:
             head += (f"{sum(1 for r in answered if r['status'] == 'right')} of {len(answered)} answers are right "
                      "(for your own instance of each question: the one drawn from your name).\n")

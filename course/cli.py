@@ -22,6 +22,7 @@ import argparse
 import importlib.util
 import os
 import shlex
+import shutil
 import sys
 from pathlib import Path
 
@@ -83,7 +84,7 @@ def grade(folder: Path, out: Path, jobs: int = 1, timeout: float = 600, cell_tim
           case_timeout: float = 10, seed: int | None = None, limits: sandbox.Limits | None = None,
           resume: bool = False, students: list[str] | None = None, progress: bool = True,
           anonymous: bool = False, assignment_file: Path | None = None, secret: bytes | None = None,
-          roster_file: Path | None = None, roster: dict | None = None) -> dict:
+          roster_file: Path | None = None, roster: dict | None = None, late: dict | None = None) -> dict:
     """Grade every submission in ``folder`` (``course.classroom.grade_class``) with the course's ``secret`` (None:
     instances drawn from the names alone) and the LMS identities of ``roster_file``; return what run.json says."""
     from . import editions
@@ -96,7 +97,7 @@ def grade(folder: Path, out: Path, jobs: int = 1, timeout: float = 600, cell_tim
         roster = rosters.identities(lms.read_students(roster_file)) if roster_file else None
     return grade_class(folder, out, book, jobs=jobs, timeout=timeout, settings=settings, seed=seed,
                        resume=resume, students=students, progress=progress, anonymous=anonymous,
-                       assignment=assignment, secret=secret, roster=roster)
+                       assignment=assignment, secret=secret, roster=roster, late=late)
 
 
 def editions_book():
@@ -260,7 +261,11 @@ def main(argv=None) -> int:
         base = args.submissions.resolve()
         name = (base.name if base.is_dir() else base.stem) + (f"--{assignment_file.stem}" if assignment_file else "")
         out = (args.out or home() / "grades" / name).resolve()
-        layout = None if args.lms == "folder" else (lms.detect(base) if args.lms == "auto" else args.lms)
+        try:
+            layout = None if args.lms == "folder" else (lms.detect(base) if args.lms == "auto" else args.lms)
+        except ValueError as err:
+            print(f"course.py grade: {err}", file=sys.stderr)
+            return 2
         if layout is None and not base.is_dir():
             parser.error(f"{args.submissions} is a file, not a folder: give --lms canvas, moodle or gradescope")
         roster_file = course_file(args.roster_file) or default_roster()
@@ -271,12 +276,14 @@ def main(argv=None) -> int:
                       "export (Canvas's gradebook CSV, Moodle's grading worksheet) or the roster given to editions, "
                       "so each file is matched to its student by id", file=sys.stderr)
                 return 2
+            made = not out.exists()
             try:
                 lms_roster = lms.read_roster(roster_file)
-                out.mkdir(parents=True, exist_ok=True)
                 taken = lms.intake(base, out, lms_roster, layout if layout != "unknown" else None,
                                    set(editions_book_names()))
             except ValueError as err:
+                if made and out.exists():  # nothing left behind: no empty grades/<name> folder
+                    shutil.rmtree(out)
                 print(f"course.py grade: {err}", file=sys.stderr)
                 return 2
             report = lms.write_report(out, taken)
@@ -285,6 +292,8 @@ def main(argv=None) -> int:
                   f"{'SID or email' if layout == 'gradescope' else layout.capitalize() + ' id'}; report: {report}")
             for line in taken.report:
                 print(f"  {line}")
+            for late, why in sorted(taken.late.items()):
+                print(f"  late: {late} ({why})")
             if not taken.matched:
                 print("course.py grade: no notebook matched a student on the roster: nothing to grade",
                       file=sys.stderr)
@@ -304,7 +313,8 @@ def main(argv=None) -> int:
                           args.cell_timeout, args.case_timeout,
                           args.seed, limits, args.resume, args.student, progress=not args.no_progress,
                           anonymous=args.anonymous, assignment_file=assignment_file, secret=secret,
-                          roster_file=roster_file, roster=lms_roster.students() if lms_roster else None)
+                          roster_file=roster_file, roster=lms_roster.students() if lms_roster else None,
+                          late=taken.late if lms_roster else None)
         except sandbox.Refused as err:
             print(f"course.py grade: refused: {err}", file=sys.stderr)
             return 2

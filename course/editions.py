@@ -166,8 +166,11 @@ def write_editions(out: Path, students: list | None = None, assignment: Assignme
     name already set (and, with the course's ``secret``, their key: ``course/secret.py``); a bad roster is refused,
     naming each bad line, before anything is written. With an ``assignment``, the student editions show its name,
     due date and points. ``url``: the book's repository, which the Colab set-up cell installs ``toy`` from."""
-    names = [s.name if isinstance(s, roster.Student) else s for s in students or []]
-    names = [s.name for s in roster.from_names(names)]  # refuses duplicates, hidden or over-long names, paths
+    given = [s if isinstance(s, roster.Student) else roster.Student(s, s, "", s) for s in students or []]
+    # refuses duplicates, hidden or over-long names, paths; each edition keeps the name as the roster wrote it
+    checked = roster.from_names([s.name for s in given])
+    as_written = {normal_name(s.name): s.as_written for s in given}
+    names = [as_written.get(s.name, s.name) for s in checked]
     written = {"student": [], "instructor": []}
     for edition in written:
         folder = out / edition

@@ -5,11 +5,12 @@ submissions" (a zip or its folder, flat or a folder per participant) and Gradesc
 The layouts (checked against each platform's documentation and the tools that read them, nbgrader's
 ``zip_collect`` among them):
 
-- Canvas: flat files ``<sortable name>[_LATE]_<Canvas user id>_<submission id>_<original file name>``, the sortable
-  name lower-cased with its punctuation and spaces taken out; a file the student had already submitted under the
-  same name gets ``-1``, ``-2``... before its extension. The roster is Canvas's gradebook export (columns Student,
-  ID, SIS User ID, SIS Login ID, Section, one column per assignment, and a "Points Possible" row): a file is the
-  student's whose ID is in it.
+- Canvas: flat files ``<sortable name>[_late]_<Canvas user id>_<attachment id>_<original file name>``, the sortable
+  name lower-cased with its punctuation and spaces taken out, ``_late`` (Canvas's own code writes it in lower case;
+  older downloads and other tools have ``_LATE``: either is read) on a file handed in after the due date; a file
+  the student had already submitted under the same name gets ``-1``, ``-2``... before its extension. The roster is
+  Canvas's gradebook export (columns Student, ID, SIS User ID, SIS Login ID, Section, one column per assignment,
+  and a "Points Possible" row): a file is the student's whose ID is in it.
 - Moodle: ``<Full name>_<participant id>_assignsubmission_file_<file name>`` (flat), or a folder
   ``<Full name>_<participant id>_assignsubmission_file`` holding the files ("Download submissions in folders"). The
   roster is the assignment's grading worksheet (Identifier "Participant <id>", Full name, Email address, ...).
@@ -34,6 +35,7 @@ import re
 import shutil
 import stat
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -47,9 +49,10 @@ MAX_ARCHIVE_BYTES = 4 * 1024**3  # unpacked, in all
 MAX_MEMBERS = 100_000
 METADATA = "submission_metadata.yml"
 
-CANVAS = re.compile(r"^(?P<sortable>[^_/]*?)(?P<late>_LATE)?_(?P<user>\d+)_(?P<submission>\d+)_(?P<file>[^/]+)$")
+CANVAS = re.compile(r"^(?P<sortable>[^_/]*?)(?P<late>_(?i:late))?_(?P<user>\d+)_(?P<submission>\d+)_(?P<file>[^/]+)$")
 MOODLE = re.compile(r"^(?P<name>[^/]+?)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z]+)(?:_(?P<file>.*))?$")
 GRADESCOPE = re.compile(r"^submission_(?P<submission>\d+)$")
+DAMAGED = (zipfile.BadZipFile, zlib.error, EOFError, OSError)  # what reading a damaged zip member raises
 RESUBMITTED = re.compile(r"^(?P<stem>.+?)-(?P<n>\d+)(?P<ext>\.[^.]+)$")
 
 
@@ -57,12 +60,15 @@ RESUBMITTED = re.compile(r"^(?P<stem>.+?)-(?P<n>\d+)(?P<ext>\.[^.]+)$")
 class Member:
     """A roster line: the name the student's edition has (their instance is drawn from it) and their ids."""
 
-    name: str
+    name: str  # NFC; ``<name> (<id>)`` when two students share a name
     lms_id: str = ""  # Canvas's ID, Moodle's participant id
     login: str = ""  # SIS Login ID, Moodle's email, the roster's login
     sis_id: str = ""
     section: str = ""
     identifier: str = ""  # Moodle's "Participant <id>", as the worksheet has it
+    status: str = ""  # Moodle's Status ("Submitted for grading", "... 2 days 3 hours late")
+    display: str = ""  # the name exactly as the export has it (what the LMS shows and matches)
+    written: str = ""  # ``name`` with the export's own bytes (an NFD name stays NFD): the edition's name
 
 
 @dataclass
@@ -74,7 +80,7 @@ class Roster:
 
     def students(self) -> dict[str, rosters.Student]:
         """{name: roster.Student}, for the grader's own exports."""
-        return {m.name: rosters.Student(m.name, m.login or m.name, m.sis_id) for m in self.members}
+        return {m.name: rosters.Student(m.name, m.login or m.name, m.sis_id, m.written) for m in self.members}
 
 
 def read_roster(path: Path) -> Roster:
@@ -94,7 +100,7 @@ def read_students(path: Path) -> list[rosters.Student]:
     CSV, Moodle's grading worksheet), told apart by its header."""
     text = rosters.read_text(path)
     if _kind(next(csv.reader(io.StringIO(text.lstrip("\ufeff"))), [])) != "roster":
-        return [rosters.Student(m.name, m.login or m.name, m.sis_id) for m in parse_roster(text, str(path)).members]
+        return list(parse_roster(text, str(path)).students().values())
     return rosters.read(path)
 
 
@@ -114,7 +120,8 @@ def parse_roster(text: str, where: str = "the roster") -> Roster:
     kind = _kind(header)
     if kind == "roster":
         students = rosters.parse(text, where)
-        return Roster("roster", [Member(s.name, "", s.login, s.sis_id) for s in students])
+        return Roster("roster", [Member(s.name, "", s.login, s.sis_id, display=s.as_written, written=s.as_written)
+                                 for s in students])
     at = {h.strip().lower(): i for i, h in enumerate(header)}
 
     def cell(row, column):
@@ -128,7 +135,7 @@ def parse_roster(text: str, where: str = "the roster") -> Roster:
             if not lms_id:  # "Points Possible" and blank lines
                 continue
             entry = {"name": cell(row, "student"), "login": cell(row, "sis login id"),
-                     "sis_id": cell(row, "sis user id")}
+                     "sis_id": cell(row, "sis user id"), "id": lms_id}
             member = dict(lms_id=lms_id, section=cell(row, "section"))
         else:
             identifier = cell(row, "identifier").strip()
@@ -138,7 +145,8 @@ def parse_roster(text: str, where: str = "the roster") -> Roster:
             if not found:
                 raise ValueError(f"{where} line {line}: the Identifier {identifier!r} has no participant number")
             entry = {"name": cell(row, "full name"), "login": cell(row, "email address"), "sis_id": ""}
-            member = dict(lms_id=found.group(1), identifier=identifier)
+            entry["id"] = found.group(1)
+            member = dict(lms_id=found.group(1), identifier=identifier, status=cell(row, "status"))
         if not entry["name"].strip():
             raise ValueError(f"{where} line {line}: the id {member['lms_id']} has no name")
         if member["lms_id"] in ids:
@@ -146,10 +154,12 @@ def parse_roster(text: str, where: str = "the roster") -> Roster:
                              f"{ids[member['lms_id']]}")
         ids[member["lms_id"]] = line
         entries.append((line, entry))
-        members.append(member)
-    students = rosters._checked(entries, where)  # the same rules as the course's own roster (NFC, no duplicates)
+        members.append({**member, "display": entry["name"]})
+    # the same rules as the course's own roster (NFC; two students of one name told apart by their LMS id)
+    students = rosters._checked(entries, where)
     pairs = zip(students, members, strict=True)
-    return Roster(kind, [Member(s.name, login=s.login, sis_id=s.sis_id, **m) for s, m in pairs], header, rows[1:])
+    return Roster(kind, [Member(s.name, login=s.login, sis_id=s.sis_id, written=s.as_written, **m) for s, m in pairs],
+                  header, rows[1:])
 
 
 # --- the archive's files -------------------------------------------------------------------------------------
@@ -182,8 +192,13 @@ def _archive_files(source: Path, report: list[str]) -> list[File]:
         return files
     try:
         archive = zipfile.ZipFile(source)
-    except (zipfile.BadZipFile, OSError) as err:
-        raise ValueError(f"{source} is neither a folder nor a zip file that can be read ({err})") from None
+    except OSError as err:
+        raise ValueError(f"{source} could not be read ({err.strerror or err})") from None
+    except zipfile.BadZipFile as err:
+        with open(source, "rb") as f:
+            start = f.read(8)
+        raise ValueError(f"{source} is not a zip file ({err}; it starts with {start!r}): give the zip the LMS "
+                         "downloads, or the folder it unzips to") from None
     infos = archive.infolist()
     if len(infos) > MAX_MEMBERS:
         raise ValueError(f"{source} holds {len(infos):,} files, more than the {MAX_MEMBERS:,} the grader unpacks: "
@@ -205,6 +220,17 @@ def _archive_files(source: Path, report: list[str]) -> list[File]:
     return files
 
 
+def _not_zipped_again(source: Path, files: list[File]) -> list[File]:
+    """``files``, or a ValueError when the zip ``source`` holds only zips that no platform names so: the download
+    zipped once more (a zip that each student handed in is named as the platform names their files)."""
+    paths = [f.path for f in files if not _ignored(f.path)]
+    if not source.is_dir() and paths and all(p.lower().endswith(".zip") and not CANVAS.match(p)
+                                             and not MOODLE.match(PurePosixPath(p).parts[0]) for p in paths):
+        raise ValueError(f"{source} holds only {', '.join(paths[:3])}{' ...' if len(paths) > 3 else ''}: the download "
+                         "was zipped again; give the zip inside it (unzip this one once)")
+    return files
+
+
 def _read_capped(path: Path) -> bytes:
     with open(path, "rb", opener=lambda p, flags: os.open(p, flags | os.O_NOFOLLOW)) as f:
         return f.read(MAX_FILE_BYTES + 1)
@@ -216,12 +242,9 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
 
 
 def detect(source: Path) -> str | None:
-    """Which platform laid out the zip or folder ``source`` (None: a folder per student, the grader's own)."""
-    report: list[str] = []
-    try:
-        files = _archive_files(source, report)
-    except ValueError:
-        return None if source.is_dir() else "unknown"
+    """Which platform laid out the zip or folder ``source`` (None: a folder per student, the grader's own); a
+    ValueError with the reason when it is no archive the grader reads (not a zip, too big, zipped again)."""
+    files = _not_zipped_again(source, _archive_files(source, []))
     paths = [f.path for f in files if not _ignored(f.path)]
     if any(PurePosixPath(p).name == METADATA for p in paths):
         return "gradescope"
@@ -302,6 +325,7 @@ class Intake:
     report: list[str]
     matched: dict = field(default_factory=dict)  # name -> [(archive path, staged path)]
     names: dict = field(default_factory=dict)  # name -> the file's name as downloaded (Canvas re-uploads it)
+    late: dict = field(default_factory=dict)  # name -> why the LMS says they handed in late
 
 
 def _target_name(file_name: str, book_names: set[str]) -> str:
@@ -325,11 +349,8 @@ def intake(source: Path, out: Path, roster: Roster, layout: str | None = None,
         raise ValueError(f"{source} is not laid out as Canvas, Moodle or Gradescope write their downloads: give "
                          "--lms canvas, moodle or gradescope, or a folder with a folder per student")
     report: list[str] = []
-    files = _archive_files(source, report)
+    files = _not_zipped_again(source, _archive_files(source, report))
     folder = out / "intake"
-    if folder.exists():
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True)
     by_id = {m.lms_id: m for m in roster.members if m.lms_id}
     by_sid = {normal_name(m.sis_id): m for m in roster.members if m.sis_id}
     by_login = {normal_name(m.login).lower(): m for m in roster.members if m.login}
@@ -346,8 +367,16 @@ def intake(source: Path, out: Path, roster: Roster, layout: str | None = None,
         if len(meta) > 1:
             report.append(f"{len(meta)} files named {METADATA}: {meta[0].path} is read, "
                           + ", ".join(m.path for m in meta[1:]) + " are not")
-        submitters = gradescope_submitters(meta[0].read().decode("utf-8", "replace"))
+        try:
+            submitters = gradescope_submitters(meta[0].read().decode("utf-8", "replace"))
+        except DAMAGED as err:
+            raise ValueError(f"{source}: {meta[0].path} is damaged in the zip ({err}): download the export "
+                             "again") from None
         base = str(PurePosixPath(meta[0].path).parent)  # the export's own folder, when the zip has one
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    members = {m.name: m for m in roster.members}
     candidates: dict[str, list[tuple[tuple, File, str]]] = {}  # name -> [(order, file, file name)]
     for f in files:
         if _ignored(f.path) or PurePosixPath(f.path).name == METADATA:
@@ -373,6 +402,8 @@ def intake(source: Path, out: Path, roster: Roster, layout: str | None = None,
                               "for the notebook itself)")
             elif not lower.endswith(".ipynb"):
                 report.append(f"{f.path} ({name}): not a notebook (.ipynb): not graded")
+            elif f.size == 0:
+                report.append(f"{f.path} ({name}): an empty file (0 bytes), not a notebook: not graded")
             elif f.size > MAX_FILE_BYTES:
                 report.append(f"{f.path} ({name}): {f.size:,} bytes, more than the {MAX_FILE_BYTES:,} a notebook may "
                               "have: not graded")
@@ -387,7 +418,12 @@ def intake(source: Path, out: Path, roster: Roster, layout: str | None = None,
                               f"in later and is graded, this one is not")
             chosen[key] = (order, f, target)
         for _order, f, target in chosen.values():
-            data = f.read()
+            try:
+                data = f.read()
+            except DAMAGED as err:
+                report.append(f"{f.path} ({name}): damaged in the zip ({err}): not graded; download the submissions "
+                              "again")
+                continue
             if len(data) > MAX_FILE_BYTES:
                 report.append(f"{f.path} ({name}): more than {MAX_FILE_BYTES:,} bytes unpacked: not graded")
                 continue
@@ -396,6 +432,9 @@ def intake(source: Path, out: Path, roster: Roster, layout: str | None = None,
             (home / target).write_bytes(data)
             result.matched.setdefault(name, []).append((f.path, home / target))
             result.names.setdefault(name, []).append(PurePosixPath(f.path).name)
+            why = _late(layout, f.path, members[name])
+            if why:
+                result.late[name] = why
     missing = [m.name for m in roster.members if m.name not in result.matched]
     if missing:
         report.append(f"no notebook from {len(missing)} students on the roster: " + ", ".join(missing))
@@ -444,12 +483,27 @@ def _match(path: str, layout: str, by_id: dict, by_sid: dict, by_login: dict, su
     return members, PurePosixPath(path).name, (int(found["submission"]), path), ""
 
 
+def _late(layout: str, path: str, member: Member) -> str:
+    """Why the platform says ``member``'s file ``path`` came in late, or "": Canvas marks the file's name, Moodle's
+    grading worksheet (downloaded after the due date) says it in the Status column."""
+    if layout == "canvas":
+        found = CANVAS.match(PurePosixPath(path).name)
+        return f"Canvas marked {PurePosixPath(path).name} late" if found and found["late"] else ""
+    if layout == "moodle":
+        found = re.search(r"[^-\n]*\blate\b", member.status, re.I)
+        return f"Moodle's worksheet says {found.group(0).strip()}" if found else ""
+    return ""
+
+
 def write_report(out: Path, taken: Intake) -> Path:
     """``out/intake-report.txt``: every file graded, for whom, and every one not graded, with why."""
     lines = [f"layout: {taken.layout}", ""]
     for name, pairs in sorted(taken.matched.items()):
         for original, staged in pairs:
-            lines.append(f"graded: {original} -> {name} ({staged.relative_to(out)})")
+            late = f" (late: {taken.late[name]})" if name in taken.late else ""
+            lines.append(f"graded: {original} -> {name} ({staged.relative_to(out)}){late}")
+    lines += ["", f"{len(taken.late)} students handed in late:"] + [f"  {name}: {why}"
+                                                                     for name, why in sorted(taken.late.items())]
     lines += ["", f"{len(taken.report)} files or students need a look:"] + [f"  {r}" for r in taken.report]
     path = out / "intake-report.txt"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -7,7 +7,12 @@
 - Canvas: ``canvas-import.csv``, the gradebook import (Student, ID, SIS User ID, SIS Login ID, Section and the
   assignment's column: the export's own column when its name starts with the assignment's, so Canvas matches the
   students by ID and the column to the assignment), and ``canvas-feedback.zip`` for "Re-upload submissions": each
-  page named as its student's file was downloaded (Canvas finds the student by the user id in the name);
+  student's feedback as a **notebook** (one Markdown cell: Jupyter typesets its maths), named exactly as their file
+  was downloaded. Canvas's ``infer_comment_context_from_filename`` takes the first two all-digit parts of the name
+  (between ``_``) as the user id and the attachment id, and ``generate_comments_from_files`` attaches the file to
+  the comment under the *display name of that attachment* (``FileInContext.attach(..., display_name)``): the
+  student downloads it as ``4.2-easy-and-hard.ipynb``, whatever was uploaded. So what is uploaded is a notebook, and
+  it opens as one;
 - Moodle: ``moodle-worksheet.csv``, the grading worksheet as downloaded with Grade (and Feedback comments) filled in,
   matched by its Identifier column ("Upload grading worksheet"), and ``moodle-feedback.zip`` for "Upload multiple
   feedback files in a zip", each page named ``<Full name>_<participant id>_assignsubmission_file_feedback.html`` as
@@ -22,6 +27,7 @@ import zipfile
 from html import escape
 from pathlib import Path
 
+import nbformat
 from markdown_it import MarkdownIt
 
 from toy.exercises import questions
@@ -52,16 +58,36 @@ def _read(path: Path) -> list[dict]:
         return [{k: read_cell(v) for k, v in row.items()} for row in csv.DictReader(f)]
 
 
-def feedback_page(markdown: str, title: str, instances: dict[str, str]) -> str:
-    """The feedback's Markdown as one HTML page; each question's line followed by its ``instances`` prompt (the
-    student's own). Student text stays text (raw HTML is never passed through)."""
+def _with_instances(markdown: str, instances: dict[str, str]) -> str:
+    """The feedback's Markdown with each question's line followed by its ``instances`` prompt (the student's own)."""
     lines = []
     for line in markdown.splitlines():
         lines.append(line)
         found = re.match(r"^- \*\*(ex-[\w-]+)\*\*", line)
         if found and found.group(1) in instances:
             lines.append(f"  - Your question: {instances[found.group(1)]}")
-    text = "\n".join(lines)
+    return "\n".join(lines)
+
+
+def feedback_notebook(markdown: str, instances: dict[str, str]) -> str:
+    """The feedback as a notebook (nbformat 4, one Markdown cell, no code): what Canvas hands the student under their
+    own notebook's file name. ``<`` and ``>`` outside the maths become entities, so no text of the student's is
+    ever HTML when the cell is rendered."""
+    text = _with_instances(markdown, instances)
+    parts, last = [], 0
+    for m in maths.MATH.finditer(text):
+        parts += [text[last:m.start()].replace("<", "&lt;").replace(">", "&gt;"), m.group(0)]
+        last = m.end()
+    parts.append(text[last:].replace("<", "&lt;").replace(">", "&gt;"))
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("".join(parts))])
+    nb.metadata["toybook"] = {"feedback": True}
+    return nbformat.writes(nb)
+
+
+def feedback_page(markdown: str, title: str, instances: dict[str, str]) -> str:
+    """The feedback's Markdown as one HTML page; each question's line followed by its ``instances`` prompt (the
+    student's own). Student text stays text (raw HTML is never passed through)."""
+    text = _with_instances(markdown, instances)
     formulas = []
 
     def hold(m: re.Match) -> str:
@@ -98,25 +124,29 @@ def write(out: Path, taken: Intake, roster: Roster, secret: bytes | None, assign
     total = {r["student"]: r["total"] for r in gradebook}
     pages = out / "feedback-html"
     pages.mkdir(exist_ok=True)
-    page_of = {}
+    page_of, notebook_of = {}, {}
     for student in total:
         md = out / "feedback" / f"{safe_name(student)}.md"
         text = md.read_text(encoding="utf-8") if md.exists() else f"# Feedback for {student}\n"
         asked = [r["exercise"] for r in grades if r["student"] == student and r["exercise"] in questions.QUESTIONS]
+        instances = _instances(student, secret, asked)
         page = pages / f"{safe_name(student)}.html"
-        atomic_write(page, feedback_page(text, f"Feedback for {student}", _instances(student, secret, asked)))
+        atomic_write(page, feedback_page(text, f"Feedback for {student}", instances))
         page_of[student] = page
+        if taken.layout == "canvas":
+            notebook_of[student] = pages / f"{safe_name(student)}.ipynb"
+            atomic_write(notebook_of[student], feedback_notebook(text, instances))
     paths = {"feedback_pages": str(pages)}
     members = {m.name: m for m in roster.members}
     if taken.layout == "canvas":
         possible = _possible(out)
         column = next((c for c in roster.columns if c.startswith(assignment + " (")), assignment)
         rows = [["Points Possible", "", "", "", "", possible]]
-        rows += [[m.name, m.lms_id, m.sis_id, m.login, m.section, total[m.name]]
+        rows += [[m.display or m.name, m.lms_id, m.sis_id, m.login, m.section, total[m.name]]
                  for m in roster.members if m.name in total]
         atomic_write(out / "canvas-import.csv", _csv(["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
                                                       column], rows, verbatim=(1, 2, 3)))
-        zipped = {f"{downloaded}.html": page_of[name] for name, names in taken.names.items() if name in page_of
+        zipped = {downloaded: notebook_of[name] for name, names in taken.names.items() if name in notebook_of
                   for downloaded in names[:1]}
         paths["canvas_import"] = str(out / "canvas-import.csv")
         paths["canvas_feedback"] = _zip(out / "canvas-feedback.zip", zipped)
@@ -133,7 +163,7 @@ def write(out: Path, taken: Intake, roster: Roster, secret: bytes | None, assign
                                                     "exercise and question")
             rows.append(row)
         atomic_write(out / "moodle-worksheet.csv", _csv(header, rows, verbatim=tuple(range(len(header)))))
-        zipped = {f"{members[name].name.replace('_', ' ')}_{members[name].lms_id}_assignsubmission_file_"
+        zipped = {f"{(members[name].display or name).replace('_', ' ')}_{members[name].lms_id}_assignsubmission_file_"
                   "feedback.html": page_of[name] for name in taken.matched if name in page_of and name in members}
         paths["moodle_worksheet"] = str(out / "moodle-worksheet.csv")
         paths["moodle_feedback"] = _zip(out / "moodle-feedback.zip", zipped)

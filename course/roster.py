@@ -8,7 +8,11 @@ on another is one student) and kept otherwise exactly as written (a zero-width n
 
 ``read(path)`` refuses a roster with any bad line before anything is written, and names each: a duplicate, a name
 starting with ``.`` (a hidden folder, never graded), a name with a path character or a control character, a name
-too long to be a folder.
+too long to be a folder. Two students of one name are told apart by their id where the roster has one (the LMS's
+id, else the SIS ID, else the login of a CSV roster): each becomes ``<name> (<id>)`` (``Kim, Alex (1002)``), the
+name of their folders, their edition and their instance; a plain list of names cannot tell them apart and is
+refused. Each student's name is also kept as the roster wrote it (``written``: an NFD name stays NFD), for what is
+handed back to the student or the LMS.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 import csv
 import io
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from toy.exercises.questions import normal_name
@@ -27,9 +31,14 @@ COLUMNS = ("name", "login", "sis_id")
 
 @dataclass(frozen=True)
 class Student:
-    name: str
+    name: str  # in NFC, compared and hashed (the instance is drawn from it)
     login: str
     sis_id: str = ""
+    written: str = field(default="", compare=False)  # the name as the roster wrote it ("": as ``name``)
+
+    @property
+    def as_written(self) -> str:
+        return self.written or self.name
 
 
 def problem(name: str) -> str | None:
@@ -81,12 +90,29 @@ def from_names(names: list[str], where: str = "the roster") -> list[Student]:
     return _checked([(i, {"name": n, "login": "", "sis_id": ""}) for i, n in enumerate(names, 1)], where)
 
 
+def _told_apart(entries: list[tuple[int, dict]]) -> dict[int, str]:
+    """{line: id} for each student whose name another also has, where every one of that name has an id (``id``,
+    the LMS's own, else ``sis_id``, else ``login``) and no two of them the same."""
+    by_name: dict[str, list[tuple[int, str]]] = {}
+    for line, row in entries:
+        the_id = (row.get("id") or row.get("sis_id") or row.get("login") or "").strip()
+        by_name.setdefault(normal_name(row["name"]), []).append((line, the_id))
+    out = {}
+    for same in by_name.values():
+        ids = [i for _, i in same]
+        if len(same) > 1 and all(ids) and len(set(ids)) == len(ids):
+            out.update(same)
+    return out
+
+
 def _checked(entries: list[tuple[int, dict]], where: str) -> list[Student]:
     students, bad, seen = [], [], {}
+    entries = [(line, row) for line, row in entries if row["name"].strip() or row["login"].strip()]  # blank lines
+    apart = _told_apart(entries)
     for line, row in entries:
-        if not row["name"].strip() and not row["login"].strip():
-            continue  # a blank line
-        name = normal_name(row["name"])
+        name, written = normal_name(row["name"]), row["name"].strip()
+        if line in apart:
+            name, written = f"{name} ({apart[line]})", f"{written} ({apart[line]})"
         login = normal_name(row["login"]) or name
         said = problem(name)
         if said:
@@ -94,9 +120,11 @@ def _checked(entries: list[tuple[int, dict]], where: str) -> list[Student]:
             continue
         for what, value in (("name", name), ("login", login)):
             if (what, value) in seen:
-                bad.append(f"line {line}: the {what} {value!r} is already on line {seen[(what, value)]}")
+                bad.append(f"line {line}: the {what} {value!r} is already on line {seen[(what, value)]}"
+                           + ("" if what == "login" or row.get("id") else " (two students of one name: a CSV roster "
+                              "with a login or sis_id for each tells them apart)"))
             seen.setdefault((what, value), line)
-        students.append(Student(name, login, row["sis_id"].strip()))
+        students.append(Student(name, login, row["sis_id"].strip(), written if written != name else ""))
     if bad:
         raise ValueError(f"{where} was refused, nothing was written; fix these lines:\n  " + "\n  ".join(bad))
     return students

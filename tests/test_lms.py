@@ -136,7 +136,37 @@ def test_a_canvas_zip_is_matched_by_user_id_and_every_oddity_is_reported(tmp_pat
     assert "no notebook from 1 students on the roster: 李小龍" in said
     assert not (tmp_path / "evil.ipynb").exists() and not list(tmp_path.glob("abs*"))
     assert all(p.is_relative_to(out) for p in out.rglob("*"))
-    assert lms.write_report(out, taken).read_text().count("\n  ") == len(taken.report)
+    assert lms.write_report(out, taken).read_text().count("\n  ") == len(taken.report) + len(taken.late) == 10
+
+
+@pytest.mark.parametrize("marker", ["_late", "_LATE"])
+def test_a_late_canvas_file_is_graded_and_flagged_in_either_case(tmp_path, marker):
+    """Canvas's own code writes ``_late`` (older downloads ``_LATE``): either is Canvas's layout, graded, and
+    flagged late in the report."""
+    roster = roster_of(tmp_path, CANVAS_ROSTER)
+    archive = tmp_path / "submissions.zip"
+    make_zip(archive, {f"nunezjose{marker}_1001_5001_{NOTEBOOK}": nb_bytes("late"),
+                       f"mehrabadizahra_1002_5002_{NOTEBOOK}": nb_bytes("on time")})
+    assert lms.detect(archive) == "canvas"
+    out = tmp_path / "out"
+    taken = lms.intake(archive, out, roster, None, {NOTEBOOK})
+    assert sorted(taken.matched) == ["Mehr\u200cAbadi, Zahra", "Núñez, José"] and not taken.report[:-1]
+    assert taken.late == {"Núñez, José": f"Canvas marked nunezjose{marker}_1001_5001_{NOTEBOOK} late"}
+    report = lms.write_report(out, taken).read_text(encoding="utf-8")
+    assert f"-> Núñez, José (intake/Núñez, José/{NOTEBOOK}) (late: Canvas marked" in report
+    assert "1 students handed in late:\n  Núñez, José: Canvas marked" in report
+
+
+def test_moodles_worksheet_says_who_was_late(tmp_path):
+    late = MOODLE_ROSTER.replace("Participant 5501,José Núñez,jose@example.edu,Submitted for grading,",
+                                 "Participant 5501,José Núñez,jose@example.edu,Submitted for grading - 2 days 3 hours "
+                                 "late,")
+    roster = roster_of(tmp_path, late)
+    archive = tmp_path / "moodle.zip"
+    make_zip(archive, {f"José Núñez_5501_assignsubmission_file_{NOTEBOOK}": nb_bytes("jose"),
+                       f"Zahra Mehr\u200cAbadi_5502_assignsubmission_file_{NOTEBOOK}": nb_bytes("zahra")})
+    taken = lms.intake(archive, tmp_path / "out", roster, None, {NOTEBOOK})
+    assert taken.late == {"José Núñez": "Moodle's worksheet says 2 days 3 hours late"}
 
 
 def test_an_archive_too_big_or_too_full_is_refused_before_anything_is_unpacked(tmp_path, monkeypatch):
@@ -152,6 +182,111 @@ def test_an_archive_too_big_or_too_full_is_refused_before_anything_is_unpacked(t
     assert not taken.matched and "5,000 bytes, more than the 1,000" in "\n".join(taken.report)
     with pytest.raises(ValueError, match="no Canvas ids"):
         lms.intake(archive, tmp_path / "out", roster_of(tmp_path, COURSE_ROSTER, "r2.csv"), "canvas")
+
+
+def bomb(path) -> None:
+    """A zip bomb as a real one is: two members that say they unpack to 4 GB each (the central directory's sizes
+    set so; the data is a few bytes)."""
+    make_zip(path, {f"a_1001_1_{NOTEBOOK}": b"x", f"b_1002_2_{NOTEBOOK}": b"y"})
+    data = bytearray(path.read_bytes())
+    at = 0
+    while (at := data.find(b"PK\x01\x02", at)) >= 0:
+        data[at + 24:at + 28] = (0xFFFFFFF0).to_bytes(4, "little")  # uncompressed size
+        at += 4
+    path.write_bytes(bytes(data))
+
+
+def damaged(path) -> None:
+    """A Canvas zip whose first member's compressed data is damaged (its CRC no longer holds)."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr(f"nunezjose_1001_5001_{NOTEBOOK}", nb_bytes("x" * 2000))
+        z.writestr(f"mehrabadizahra_1002_5002_{NOTEBOOK}", nb_bytes("fine"))
+    data = bytearray(path.read_bytes())
+    start = 30 + len(f"nunezjose_1001_5001_{NOTEBOOK}".encode())
+    data[start + 20:start + 40] = bytes(20)
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("case, said", [
+    ("not a zip", r"submissions.zip is not a zip file \(File is not a zip file; it starts with b'%PDF-1.4'\)"),
+    ("zipped again", r"submissions.zip holds only submissions.zip: the download was zipped again; give the zip inside"),
+    ("zip bomb", r"submissions.zip would unpack to 8,589,934,560 bytes, more than the 4,294,967,296"),
+])
+def test_a_bad_archive_is_refused_with_its_own_reason_and_nothing_left_behind(tmp_path, monkeypatch, capsys, case,
+                                                                              said):
+    monkeypatch.setenv("TOYBOOK_COURSE_DIR", str(tmp_path / "course"))
+    (tmp_path / "gradebook.csv").write_text(CANVAS_ROSTER, encoding="utf-8")
+    archive = tmp_path / "submissions.zip"
+    if case == "not a zip":
+        archive.write_bytes(b"%PDF-1.4\n" + b"x" * 100)
+    elif case == "zipped again":
+        inner = tmp_path / "inner.zip"
+        make_zip(inner, {f"nunezjose_1001_5001_{NOTEBOOK}": nb_bytes()})
+        make_zip(archive, {"submissions.zip": inner.read_bytes()})
+    else:
+        bomb(archive)
+    for lms_given in ([], ["--lms", "canvas"]):
+        code = cli.main(["grade", str(archive), "--roster", str(tmp_path / "gradebook.csv"), *lms_given])
+        err = capsys.readouterr().err
+        assert code == 2 and re.search(said, err), err
+        assert err.count("\n") == 1 and "Traceback" not in err  # one line: the real reason
+        assert not (tmp_path / "course" / "grades").exists() or not any((tmp_path / "course" / "grades").iterdir())
+
+
+def test_a_damaged_member_is_reported_and_the_rest_graded(tmp_path):
+    roster = roster_of(tmp_path, CANVAS_ROSTER)
+    archive = tmp_path / "submissions.zip"
+    damaged(archive)
+    assert lms.detect(archive) == "canvas"
+    taken = lms.intake(archive, tmp_path / "out", roster, None, {NOTEBOOK})
+    said = "\n".join(taken.report)
+    assert list(taken.matched) == ["Mehr\u200cAbadi, Zahra"]
+    assert re.search(rf"nunezjose_1001_5001_{re.escape(NOTEBOOK)} \(Núñez, José\): damaged in the zip \(.+\): not "
+                     "graded; download the submissions again", said), said
+
+
+def test_an_empty_notebook_is_reported_as_empty(tmp_path):
+    roster = roster_of(tmp_path, CANVAS_ROSTER)
+    archive = tmp_path / "submissions.zip"
+    make_zip(archive, {f"nunezjose_1001_5001_{NOTEBOOK}": b"", f"mehrabadizahra_1002_5002_{NOTEBOOK}": nb_bytes()})
+    out = tmp_path / "out"
+    taken = lms.intake(archive, out, roster, None, {NOTEBOOK})
+    assert list(taken.matched) == ["Mehr\u200cAbadi, Zahra"]
+    report = lms.write_report(out, taken).read_text(encoding="utf-8")
+    assert f"  nunezjose_1001_5001_{NOTEBOOK} (Núñez, José): an empty file (0 bytes), not a notebook" in report
+
+
+SHARED = CANVAS_ROSTER + "\"Kim, Alex\",1004,S4,,Sec A,\n\"Kim, Alex\",1005,,,Sec B,\n"
+
+
+def test_two_students_of_one_name_are_told_apart_by_their_id(tmp_path):
+    canvas = lms.parse_roster(SHARED)
+    kims = [m for m in canvas.members if m.display == "Kim, Alex"]
+    assert [(m.name, m.lms_id, m.written) for m in kims] == [("Kim, Alex (1004)", "1004", "Kim, Alex (1004)"),
+                                                            ("Kim, Alex (1005)", "1005", "Kim, Alex (1005)")]
+    moodle = lms.parse_roster(MOODLE_ROSTER + "Participant 5504,José Núñez,other@example.edu,,,18.00,Yes,,,\n")
+    assert [m.name for m in moodle.members if m.display == "José Núñez"] == ["José Núñez (5501)", "José Núñez (5504)"]
+    # the course's own roster: a CSV with a sis_id or login for each tells them apart, a list of names cannot
+    from course import roster as rosters
+    assert [s.name for s in rosters.parse("name,login,sis_id\nAna,ana1,\nAna,ana2,\n")] == ["Ana (ana1)", "Ana (ana2)"]
+    with pytest.raises(ValueError, match="line 2: the name 'Ana' is already on line 1 .two students of one name"):
+        rosters.parse("Ana\nAna\n")
+    with pytest.raises(ValueError, match="line 7: the login 'same' is already on line 6"):  # one login for two: refused
+        lms.parse_roster(CANVAS_ROSTER + "\"Kim, Alex\",1004,,same,,\n\"Kim, Alex\",1005,,same,,\n")
+
+
+def test_an_nfd_name_is_kept_as_written_in_editions_and_canvas_files(tmp_path):
+    from course import editions
+    nfd = unicodedata.normalize("NFD", "Núñez, José")
+    roster = lms.parse_roster(SHARED.replace("Núñez, José", nfd))
+    jose = roster.members[0]
+    assert jose.name == "Núñez, José" and jose.display == jose.written == nfd
+    editions.write_editions(tmp_path / "eds", list(roster.students().values()))
+    folders = {p.name for p in (tmp_path / "eds" / "student").iterdir()}
+    assert nfd in folders and "Núñez, José" not in folders and {"Kim, Alex (1004)", "Kim, Alex (1005)"} <= folders
+    cell = next(c.source for c in nbformat.read(tmp_path / "eds" / "student" / nfd / NOTEBOOK, 4).cells
+                if "toy.exercises.student(" in c.source)
+    assert repr(nfd) in cell
 
 
 @pytest.mark.parametrize("folders", [False, True])
@@ -286,14 +421,25 @@ def test_a_canvas_download_is_graded_in_one_command_with_each_students_own_insta
     assert back[1][0] == "Points Possible"
     ids = {r[1]: r[5] for r in back[2:]}
     assert ids == {"1001": book[names[0]]["total"], "1002": book[names[1]]["total"], "1003": book[names[2]]["total"]}
-    # feedback back: a zip for "Re-upload submissions", each page named as its file was downloaded
+    # late: in the gradebook's column and in the student's feedback
+    assert book[names[1]]["late"] == f"Canvas marked mehrabadizahra_LATE_1002_5002_{NOTEBOOK[:-6]}-1.ipynb late"
+    assert book[names[0]]["late"] == "" == book[names[2]]["late"]
+    # feedback back: a zip for "Re-upload submissions", each named exactly as its file was downloaded, and a
+    # notebook (Canvas attaches it under the display name of the student's own file, a .ipynb)
     with zipfile.ZipFile(out / "canvas-feedback.zip") as z:
-        assert sorted(z.namelist()) == sorted([f"nunezjose_1001_5001_{NOTEBOOK}.html",
-                                               f"mehrabadizahra_LATE_1002_5002_{NOTEBOOK[:-6]}-1.ipynb.html",
-                                               f"lixiaolong_1003_5003_{NOTEBOOK}.html"])
-        page = z.read(f"nunezjose_1001_5001_{NOTEBOOK}.html").decode()
-    assert self_contained(page) and "Feedback for Núñez, José" in page
+        assert sorted(z.namelist()) == sorted([f"nunezjose_1001_5001_{NOTEBOOK}",
+                                               f"mehrabadizahra_LATE_1002_5002_{NOTEBOOK[:-6]}-1.ipynb",
+                                               f"lixiaolong_1003_5003_{NOTEBOOK}"])
+        feedback = nbformat.reads(z.read(f"nunezjose_1001_5001_{NOTEBOOK}").decode(), as_version=4)
+        late = nbformat.reads(z.read(f"mehrabadizahra_LATE_1002_5002_{NOTEBOOK[:-6]}-1.ipynb").decode(), 4)
+    nbformat.validate(feedback)
+    assert [c.cell_type for c in feedback.cells] == ["markdown"]
+    page = feedback.cells[0].source
+    assert "Feedback for Núñez, José" in page and "Handed in late" not in page
+    assert "Handed in late: Canvas marked" in late.cells[0].source
     assert "ex-4-3-discount-a" in page and "Your question: The result at work: at γ =" in page
+    html = (out / "feedback-html" / f"{returns.safe_name(names[0])}.html").read_text(encoding="utf-8")
+    assert self_contained(html) and "Feedback for Núñez, José" in html
     key = course_secret.student_key(secret, names[0])
     q = Q.QUESTIONS["ex-4-3-discount-a"]
     assert escape(q.spec(q.instance(names[0], key))["prompt"], quote=False) in page  # the instance their edition showed
