@@ -13,6 +13,13 @@ An exercise is marked in *parts*, the gradebook's columns: its code check (``4.1
 (``ex-4-1-predict``) and its written answer (``ex-4-1-telescope written``). By default a check is worth 1, a question
 its declared points and a written answer its rubric's points; an assignment scales an exercise's parts so that they
 add up to its points. Without a file, every exercise counts at its default points.
+
+A question whose instances coincide too often (``course/coincidence.py``: a classmate's right answer, or the page's,
+right for more than 5 % of students) is *practice*: checked, never graded. An assignment may count practice
+questions all the same, knowing that risk (the commands print the coincidence table of each one counted)::
+
+    count_practice = true                                 # every practice question of the exercises picked
+    count_practice = ["ex-4-1-predict", "ex-4-2-prior"]   # or these: question names or exercise labels
 """
 
 from __future__ import annotations
@@ -22,6 +29,9 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import toy.exercises  # noqa: F401  (declares the questions)
+from toy.exercises.questions import QUESTIONS, questions_of
+
 WRITTEN = "written"  # a written answer's part: "ex-4-1-telescope written"
 
 
@@ -30,14 +40,26 @@ class Assignment:
     name: str = "The LLM as a Policy"
     due: str = ""
     points: dict = field(default_factory=dict)  # exercise label -> points; empty: every exercise, default points
+    count_practice: frozenset = frozenset()  # the practice questions this assignment counts (marked like the rest)
 
     def picks(self, label: str) -> bool:
         return not self.points or label in self.points
+
+    def counts(self, question: str) -> bool:
+        """Whether ``question`` carries a mark here: a graded question, or a practice one the assignment counts."""
+        q = QUESTIONS.get(question)
+        return q is not None and (not q.practice or question in self.count_practice)
+
+    def parts(self, label: str, parts: dict[str, float]) -> dict[str, float]:
+        """Exercise ``label``'s parts ({part: default points}) with the practice questions this assignment counts."""
+        counted = {q.name: float(q.points) for q in questions_of(label) if q.practice and q.name in self.count_practice}
+        return {**counted, **parts} if counted else dict(parts)
 
     def scale(self, label: str, parts: dict[str, float]) -> dict[str, float]:
         """The points of each part of exercise ``label`` ({part: default points}) in this assignment."""
         if not self.picks(label):
             return {}
+        parts = self.parts(label, parts)
         if not self.points:
             return dict(parts)
         total = sum(parts.values())
@@ -52,25 +74,49 @@ def load(path: Path, known: dict[str, dict[str, float]]) -> Assignment:
         raise ValueError(f"the assignment file {path} could not be read ({err.strerror})") from None
     except tomllib.TOMLDecodeError as err:
         raise ValueError(f"the assignment file {path} is not TOML: {err}") from None
-    unknown = sorted(set(data) - {"name", "due", "points"})
+    unknown = sorted(set(data) - {"name", "due", "points", "count_practice"})
     if unknown:
-        raise ValueError(f"{path}: unknown keys {', '.join(unknown)} (allowed: name, due, points)")
+        raise ValueError(f"{path}: unknown keys {', '.join(unknown)} (allowed: name, due, points, count_practice)")
     points = data.get("points", {})
+    counted = _counted(path, data.get("count_practice", False), points if isinstance(points, dict) else {}, known)
     if not isinstance(points, dict) or not points:
         raise ValueError(f"{path}: [points] must list at least one exercise label with its points")
     for label, value in points.items():
         if label not in known:
             raise ValueError(f"{path}: {label!r} is not an exercise of the chapter; known: {', '.join(known)}")
-        if not known[label]:
+        if not known[label] and not any(q.exercise == label for q in map(QUESTIONS.get, counted)):
             graded = ", ".join(k for k, parts in known.items() if parts)
             raise ValueError(f"{path}: {label} has nothing graded (its questions are practice: too few instances "
-                             f"for a mark to mean anything, see the instructors' page); exercises graded: {graded}")
+                             f"for a mark to mean anything, see the instructors' page); exercises graded: {graded}; "
+                             "or count its practice questions: count_practice = true")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
             raise ValueError(f"{path}: the points of {label} must be a number above 0, got {value!r}")
     for key in ("name", "due"):
         if key in data and not isinstance(data[key], str):
             raise ValueError(f"{path}: {key} must be text in quotes, got {data[key]!r}")
-    return Assignment(data.get("name", Assignment.name), data.get("due", ""), {k: float(v) for k, v in points.items()})
+    return Assignment(data.get("name", Assignment.name), data.get("due", ""), {k: float(v) for k, v in points.items()},
+                      counted)
+
+
+def _counted(path: Path, value, points: dict, known: dict) -> frozenset:
+    """The practice questions ``count_practice`` names: all of the exercises picked (``true``), or those listed by
+    question name or exercise label."""
+    practice = [q for q in QUESTIONS.values() if q.practice]
+    if value is False:
+        return frozenset()
+    if value is True:
+        return frozenset(q.name for q in practice if not points or q.exercise in points)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{path}: count_practice must be true, false or a list of question names or exercise "
+                         f"labels in quotes, got {value!r}")
+    out = set()
+    for name in value:
+        found = [q.name for q in practice if name in (q.name, q.exercise)]
+        if not found:
+            raise ValueError(f"{path}: count_practice: {name!r} is not a practice question or an exercise with one; "
+                             f"practice questions: {', '.join(q.name for q in practice)}")
+        out.update(found)
+    return frozenset(out)
 
 
 def points_text(value: float) -> str:

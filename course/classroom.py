@@ -48,6 +48,7 @@ from .assignment import WRITTEN, Assignment, points_text
 from .marks import AnswerKey, Settings, grade_exercise, result_record
 from .tables import to_csv as _csv
 
+PRACTICE_NOTE = "a practice question: checked, not graded"  # answers.mark_answers's note
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
 MAX_CODE_CHARS = 1_000_000  # in all code cells (a chapter of the book has about 40,000)
 VERSION = 5  # of the results files: a change to grading makes --resume grade again
@@ -312,6 +313,8 @@ def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: flo
             seed = previous["seed"]
         seed = secrets.randbelow(2**31) if seed is None else seed
         which = {"name": (assignment or Assignment()).name, "points": (assignment or Assignment()).points}
+        if assignment is not None and assignment.count_practice:
+            which["count_practice"] = sorted(assignment.count_practice)
         if "assignment" in previous and previous["assignment"] != which:
             raise ValueError(f"{out} holds the grades of another assignment ({previous['assignment']['name']!r}, "
                              f"{len(previous['assignment']['points']) or 'every'} exercises): give this one an --out "
@@ -413,7 +416,8 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
 
     records = sorted(records, key=lambda r: (r.get("student", ""), r.get("notebook") or ""))
     assignment = assignment or Assignment()
-    defaults = {part: p for nb in book.values() for parts in nb.parts.values() for part, p in parts.items()}
+    defaults = {part: p for nb in book.values() for label, parts in nb.parts.items()
+                for part, p in assignment.parts(label, parts).items()}  # practice questions it counts included
     worth = {part: p for nb in book.values() for label, parts in nb.parts.items()
              for part, p in assignment.scale(label, parts).items()}  # each part's points in this assignment
     label_of = {part: label for nb in book.values() for label, parts in nb.parts.items() for part in parts}
@@ -453,12 +457,14 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
             q = questions.QUESTIONS.get(a["question"])
             if q is None or not picked(q.name, q.exercise):
                 continue
-            mark = scaled(q.name, a["mark"])
+            counted = q.practice and assignment.counts(q.name)  # a practice question this assignment counts
+            message = a["message"].replace(PRACTICE_NOTE, "counted by this assignment") if counted else a["message"]
+            mark = scaled(q.name, (q.points if a["status"] == "right" else 0) if counted else a["mark"])
             rows.append({"student": student, "notebook": name, "exercise": a["question"], "status": a["status"],
                          "cases_passed": "", "cases_total": "", "mark": mark,
-                         "points": _points(worth.get(q.name, 0)), "message": a["message"], "seconds": 0})
-            said = "practice" if q.practice else _said(mark, worth.get(q.name, 0))
-            lines.append(f"- **{a['question']}** ({said}): {a['status']}. {a['message']}")
+                         "points": _points(worth.get(q.name, 0)), "message": message, "seconds": 0})
+            said = "practice" if q.practice and not counted else _said(mark, worth.get(q.name, 0))
+            lines.append(f"- **{a['question']}** ({said}): {verdict(a['status'], message, '.')}")
         for exercise, text in record.get("written", {}).items():
             if picked(f"{exercise} {WRITTEN}", exercise):
                 written_texts.setdefault(exercise, {})[student] = text
@@ -489,7 +495,8 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
                               f"{texts[i - 1] if 0 < i <= len(texts) else i}: "
                               f"{'not marked yet' if g is None else f'{g} of {a} pt'}" for i, a, g in criteria]
     graded = {r["exercise"] for r in rows}
-    columns = [part for nb in book.values() for parts in nb.parts.values() for part in parts
+    columns = [part for nb in book.values() for label, parts in nb.parts.items()
+               for part in assignment.parts(label, parts)
                if part in worth and (part in graded or part.endswith(WRITTEN) and part.split()[0] in written_texts)]
     counts: dict[str, dict[str, int]] = {}  # student -> exercise -> flags
     similar = []  # one row per flag and per student in it (a pair of classmates is two rows)
@@ -552,6 +559,12 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
             "feedback": str(out / "feedback"), "written": str(out / "written"), "canvas": str(out / "canvas.csv"),
             "moodle": str(out / "moodle.csv"),
             "written_marks": str(out / written.MARKS), "marking_pages": len(marking)}
+
+
+def verdict(status: str, message: str, joint: str = ":") -> str:
+    """A verdict and its message as one reads them: the message alone when it starts by saying the verdict
+    ("right (the instance of Ana)."), else both ("wrong: 0.5 is the return at γ = 1 ...")."""
+    return message if message.lower().startswith(status.lower()) else f"{status}{joint} {message}"
 
 
 def _said(mark, points) -> str:

@@ -117,8 +117,14 @@ def _assignment(path: Path | None, book: dict):
     """The assignment file at ``path`` (every exercise at its default points when None)."""
     from .assignment import load
 
-    return None if path is None else load(path, {label: parts for nb in book.values()
-                                                 for label, parts in nb.parts.items()})
+    if path is None:
+        return None
+    assignment = load(path, {label: parts for nb in book.values() for label, parts in nb.parts.items()})
+    if assignment.count_practice:
+        from .coincidence import risk
+
+        print(risk(assignment.count_practice))
+    return assignment
 
 
 def resume_command(argv: list[str], out: Path) -> str:
@@ -332,6 +338,9 @@ def main(argv=None) -> int:
 
             for what, where in returns.write(out, taken, lms_roster, secret, about["assignment"]["name"]).items():
                 print(f"{what}: {where}")
+            if taken.layout == "gradescope":
+                print("Gradescope takes no file of grades back: its marks come from the autograder (course.py "
+                      "gradescope); canvas.csv and moodle.csv carry these to your LMS")
         print(f"seed of the hidden cases: {about['seed']}; {about['submissions']} submissions, "
               f"{about['graded_now']} graded now in {about['seconds']:g} s")
         for what, said in about["sandbox"].items():

@@ -78,6 +78,17 @@ def text(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def risk(questions) -> str:
+    """What an assignment that counts the practice ``questions`` takes on: their rows of the table, and what the
+    numbers mean."""
+    rows = [measure(QUESTIONS[q], NAMES) for q in sorted(questions)]
+    copied = sum(1 for r in rows if r.classmate > LIMIT)
+    return (f"count_practice: {len(rows)} practice questions count for marks. Over {NAMES:,} names, 'classmate' is "
+            "the chance that a classmate's right answer is also right for a student, 'book page' the chance that "
+            f"the page's own answer is: above {LIMIT:.0%} a mark there can be copied ({copied} of these). The risk "
+            "you take:\n" + text(rows))
+
+
 if __name__ == "__main__":
     import toy.exercises  # noqa: F401  (declares the questions)
 

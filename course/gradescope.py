@@ -132,7 +132,7 @@ def grade(root: Path = Path("/autograder"), seed: int | None = None) -> dict:
     from . import editions, sandbox
     from . import secret as course_secret
     from .assignment import Assignment, load
-    from .classroom import grade_submission
+    from .classroom import grade_submission, verdict
     from .marks import AnswerKey, Settings
 
     start = time.monotonic()
@@ -190,7 +190,7 @@ def grade(root: Path = Path("/autograder"), seed: int | None = None) -> dict:
             if q is None or not assignment.picks(label_of.get(q.name, q.exercise)):
                 continue
             prompt = q.spec(q.instance(student, course_secret.student_key(secret, student)))["prompt"]
-            output = f"{a['status']}: {a['message']}\nYour question: {prompt}"
+            output = f"{verdict(a['status'], a['message'])}\nYour question: {prompt}"  # not "right: right."
             if q.practice:
                 output += "\n(practice: checked, never graded)"
             points = 0 if q.practice else worth.get(q.name, 0)

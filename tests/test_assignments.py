@@ -143,3 +143,69 @@ def test_another_assignment_never_overwrites_this_ones_folder(course, capsys, tm
     assert code == 2 and "another assignment" in capsys.readouterr().err
     assert json.loads((out / "run.json").read_text())["assignment"]["name"] == "Week 5"
     shutil.rmtree(out)
+
+
+# --- issue 48: an assignment may count practice questions, the coincidence table shown as the risk ---------------
+
+
+def test_an_assignment_may_count_practice_questions_and_is_shown_the_risk(tmp_path, capsys):
+    from course import cli, editions
+    from course.assignment import load
+    from course.classroom import write_reports
+    from course.marks import AnswerKey
+    from toy.exercises.questions import QUESTIONS
+
+    book = editions.book()
+    known = {label: parts for nb in book.values() for label, parts in nb.parts.items()}
+    practice = {q.name for q in QUESTIONS.values() if q.practice and q.exercise in ("ex-4-3-discounted-return",
+                                                                                     "ex-4-3-discount")}
+    assert practice == {"ex-4-3-discount-b"}
+    (tmp_path / "plain.toml").write_text(WEEK)
+    (tmp_path / "all.toml").write_text(WEEK.replace("[points]", "count_practice = true\n[points]"))
+    (tmp_path / "one.toml").write_text(WEEK.replace("[points]", 'count_practice = ["ex-4-3-discount"]\n[points]'))
+    plain, counted = load(tmp_path / "plain.toml", known), load(tmp_path / "all.toml", known)
+    assert plain.count_practice == frozenset() and counted.count_practice == practice
+    assert load(tmp_path / "one.toml", known).count_practice == practice
+    for bad, said in (("count_practice = 3", "must be true, false or a list"),
+                      ('count_practice = ["ex-4-3-discount-a"]', "'ex-4-3-discount-a' is not a practice question")):
+        (tmp_path / "bad.toml").write_text(WEEK.replace("[points]", bad + "\n[points]"))
+        with pytest.raises(ValueError, match=said):
+            load(tmp_path / "bad.toml", known)
+    # an exercise with only practice questions can be picked once they count
+    only = next(label for label, parts in known.items() if not parts
+                and any(q.practice and q.exercise == label for q in QUESTIONS.values()))
+    (tmp_path / "only.toml").write_text(f'name = "x"\n[points]\n{only} = 3\n')
+    with pytest.raises(ValueError, match="count_practice = true"):
+        load(tmp_path / "only.toml", known)
+    (tmp_path / "only.toml").write_text(f'name = "x"\ncount_practice = true\n[points]\n{only} = 3\n')
+    assert load(tmp_path / "only.toml", known).scale(only, known[only])  # it has points now
+    # graded: the practice question's right answer earns its share of the exercise's 14 points
+    nb = {NOTEBOOK: book[NOTEBOOK]}
+    keys = {NOTEBOOK: AnswerKey(1, dict(book[NOTEBOOK].exercises))}
+    answered_right = [{"question": q, "status": "right", "mark": 0 if QUESTIONS[q].practice else QUESTIONS[q].points,
+                       "points": 0, "message": "right" + (" (a practice question: checked, not graded)"
+                                                         if QUESTIONS[q].practice else "")}
+                      for q in ("ex-4-3-discount-a", "ex-4-3-discount-b")]
+    record = {"student": "Ana", "notebook": NOTEBOOK, "exercises": [], "answers": answered_right, "written": {}}
+    totals = {}
+    for name, assignment in (("plain", plain), ("counted", counted)):
+        out = tmp_path / name
+        (out / "feedback").mkdir(parents=True)
+        write_reports(out, [record], nb, keys, assignment=assignment)
+        with open(out / "gradebook.csv", newline="", encoding="utf-8") as f:
+            totals[name] = next(csv.DictReader(f))
+    a, b = QUESTIONS["ex-4-3-discount-a"].points, QUESTIONS["ex-4-3-discount-b"].points
+    rest = sum(known["ex-4-3-discount"].values())  # its graded parts: question a and the written answer
+    assert "ex-4-3-discount-b" not in totals["plain"]
+    assert float(totals["plain"]["ex-4-3-discount-a"]) == pytest.approx(14 * a / rest, abs=0.01)
+    assert float(totals["counted"]["ex-4-3-discount-a"]) == pytest.approx(14 * a / (rest + b), abs=0.01)
+    assert float(totals["counted"]["ex-4-3-discount-b"]) == pytest.approx(14 * b / (rest + b), abs=0.01)
+    assert float(totals["counted"]["total"]) > float(totals["plain"]["total"])
+    feedback = (tmp_path / "counted" / "feedback" / "Ana.md").read_text(encoding="utf-8")
+    assert "**ex-4-3-discount-b** (" in feedback and "counted by this assignment" in feedback
+    # the commands print the coincidence table of each practice question counted
+    cli._assignment(tmp_path / "all.toml", book)
+    said = capsys.readouterr().out
+    assert "count_practice: 1 practice questions count for marks" in said
+    row = next(line for line in said.splitlines() if line.startswith("ex-4-3-discount-b"))
+    assert row.split()[-1] == "practice" and float(row.split()[2]) > 0.05  # why it is practice: the risk

@@ -438,6 +438,7 @@ def test_a_canvas_download_is_graded_in_one_command_with_each_students_own_insta
     assert "Feedback for Núñez, José" in page and "Handed in late" not in page
     assert "Handed in late: Canvas marked" in late.cells[0].source
     assert "ex-4-3-discount-a" in page and "Your question: The result at work: at γ =" in page
+    assert "right. right" not in page and "): right (the instance of Núñez, José)." in page  # reads as one verdict
     html = (out / "feedback-html" / f"{returns.safe_name(names[0])}.html").read_text(encoding="utf-8")
     assert self_contained(html) and "Feedback for Núñez, José" in html
     key = course_secret.student_key(secret, names[0])
