@@ -49,7 +49,8 @@ from .marks import AnswerKey, Settings, grade_exercise, result_record
 from .tables import to_csv as _csv
 
 PRACTICE_NOTE = "a practice question: checked, not graded"  # answers.mark_answers's note
-MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
+MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024  # what a notebook may weigh without the widget state its Jupyter saved
+MAX_SAVED_BYTES = 100 * 1024 * 1024  # what it may weigh as saved, widget state and all (10 to 36 MB with live widgets)
 MAX_CODE_CHARS = 1_000_000  # in all code cells (a chapter of the book has about 40,000)
 VERSION = 5  # of the results files: a change to grading makes --resume grade again
 STOPPING = threading.Event()  # set on Ctrl-C: submissions in progress start no further exercise
@@ -116,11 +117,13 @@ def read_cells(path: Path) -> tuple[list[str], bytes]:
         raise Unreadable(f"{path.name} is a symbolic link: submit the notebook itself")
     if not stat.S_ISREG(info.st_mode):
         raise Unreadable(f"{path.name} is not a regular file")
-    if info.st_size > MAX_NOTEBOOK_BYTES:
-        raise Unreadable(f"{path.name} is {info.st_size:,} bytes, more than the {MAX_NOTEBOOK_BYTES:,} a notebook "
-                         "may have (clear its outputs)")
+    if info.st_size == 0:
+        raise Unreadable(f"{path.name} is empty (0 bytes), not a notebook: save the notebook and hand it in again")
+    if info.st_size > MAX_SAVED_BYTES:
+        raise Unreadable(f"{path.name} is {info.st_size:,} bytes, more than the {MAX_SAVED_BYTES:,} a notebook "
+                         "may have as saved (clear its outputs)")
     with open(path, "rb", opener=lambda p, flags: os.open(p, flags | os.O_NOFOLLOW | os.O_NONBLOCK)) as f:
-        data = f.read(MAX_NOTEBOOK_BYTES + 1)
+        data = f.read(MAX_SAVED_BYTES + 1)
     try:
         notebook = json.loads(data)
     except RecursionError:
@@ -130,6 +133,12 @@ def read_cells(path: Path) -> tuple[list[str], bytes]:
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
     if not isinstance(cells, list):
         raise Unreadable(f"{path.name} is not a notebook: it has no list of cells")
+    if len(data) > MAX_NOTEBOOK_BYTES:  # the limit bounds what matters: the widget state (nbconvert's default) is not
+        meta = notebook.get("metadata")
+        widgets = len(json.dumps(meta.get("widgets"))) if isinstance(meta, dict) and "widgets" in meta else 0
+        if len(data) - widgets > MAX_NOTEBOOK_BYTES:
+            raise Unreadable(f"{path.name} is {len(data) - widgets:,} bytes without its widget state, more than the "
+                             f"{MAX_NOTEBOOK_BYTES:,} a notebook may have (clear its outputs)")
     sources = []
     for cell in cells:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
@@ -558,7 +567,8 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
             "similarity": str(out / "similarity.csv"), "review": str(out / "review"),
             "feedback": str(out / "feedback"), "written": str(out / "written"), "canvas": str(out / "canvas.csv"),
             "moodle": str(out / "moodle.csv"),
-            "written_marks": str(out / written.MARKS), "marking_pages": len(marking)}
+            "written_marks": str(out / written.MARKS), "marking_pages": len(marking),
+            "to_mark": sum(1 for r in rows if r["status"] == "to mark")}
 
 
 def verdict(status: str, message: str, joint: str = ":") -> str:

@@ -345,10 +345,12 @@ def main(argv=None) -> int:
               f"{about['graded_now']} graded now in {about['seconds']:g} s")
         for what, said in about["sandbox"].items():
             print(f"sandbox, {what}: {said}")
-        if about.get("marking_pages"):
+        if about.get("marking_pages") and about.get("to_mark", 1):
             print(f"written answers: {about['marking_pages']} marking pages in {about['written']}; fill in the column "
                   f"given of {about['written_marks']}, then run:")
             print("  " + resume_command(sys.argv[1:] if argv is None else list(argv), out))
+        elif about.get("marking_pages"):
+            print(f"written answers: every mark of {about['written_marks']} is given, and in the gradebook")
     elif args.command == "gradescope":
         from .gradescope import write_autograder
 

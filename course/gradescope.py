@@ -108,7 +108,9 @@ def _isolation(limits) -> dict:
         problem = sandbox.requirements()
         if problem:
             raise sandbox.Refused(problem)
-        return {"isolation": "bubblewrap", **sandbox.probe(limits)}
+        said = sandbox.probe(limits)  # TOYBOOK_SANDBOX=uid set beforehand: the uid isolation ran, and says so
+        return {"isolation": "bubblewrap" if sandbox.isolation() == "bwrap" else "another uid, without namespaces "
+                "(TOYBOOK_SANDBOX=uid)", **said}
     except sandbox.Refused as first:
         if os.geteuid() != 0:
             raise

@@ -44,7 +44,7 @@ from toy.exercises.questions import normal_name
 from . import roster as rosters
 
 LAYOUTS = ("canvas", "moodle", "gradescope")
-MAX_FILE_BYTES = 20 * 1024 * 1024  # the grader's own limit for a notebook (classroom.MAX_NOTEBOOK_BYTES)
+MAX_FILE_BYTES = 100 * 1024 * 1024  # the grader's own limit for a notebook as saved (classroom.MAX_SAVED_BYTES)
 MAX_ARCHIVE_BYTES = 4 * 1024**3  # unpacked, in all
 MAX_MEMBERS = 100_000
 METADATA = "submission_metadata.yml"

@@ -356,6 +356,8 @@ def stop(proc: subprocess.Popen, group: Cgroup) -> None:
                     if pid.isdigit() and os.stat(f"/proc/{pid}").st_uid == uid:
                         os.kill(int(pid), signal.SIGKILL)
         shutil.rmtree(Path(work).parent, ignore_errors=True)
+        if uid:
+            _remove_files_of(uid)
     for stream in (proc.stdin, proc.stdout, proc.stderr):
         with contextlib.suppress(OSError):
             stream.close()
@@ -363,6 +365,21 @@ def stop(proc: subprocess.Popen, group: Cgroup) -> None:
     group.remove()
     with _RUNNING_LOCK:
         RUNNING.pop(proc.pid, None)
+
+
+def _remove_files_of(uid: int) -> None:
+    """Remove what the uid isolation's ``uid`` left where any user may write (``/tmp``, ``/var/tmp``, ``/dev/shm``)
+    once its processes are dead: nothing of a student outlives their sandbox. Links are removed, never followed."""
+    for top in ("/tmp", "/var/tmp", "/dev/shm"):
+        with contextlib.suppress(OSError), os.scandir(top) as entries:
+            for entry in entries:
+                with contextlib.suppress(OSError):
+                    if entry.stat(follow_symlinks=False).st_uid != uid:
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(entry.path, ignore_errors=True)
+                    else:
+                        os.unlink(entry.path)
 
 
 def stop_all() -> None:
@@ -410,8 +427,8 @@ def probe(limits: Limits) -> dict:
     whole = f"cgroup {group.version}" if group.version else None
     if isolation() == "uid":
         return {
-            "tool": "no bubblewrap (it cannot start here): another uid, no namespaces; student code sees what any "
-                    "user may read, and the network",
+            "tool": "the uid isolation (TOYBOOK_SANDBOX=uid), not bubblewrap: another uid, no namespaces; student "
+                    "code sees what any user may read, and the network",
             "user": f"a fresh unprivileged uid per sandbox (setpriv; this one ran as {int(uid)})",
             "limits": (f"memory and processes for the whole sandbox ({whole}); " if whole else "")
             + "per process: address space, CPU time, file size, processes of its uid",

@@ -398,11 +398,11 @@ def malformed(folder: Path, honest_notebook: Path) -> dict[str, str]:
     (folder / "bad_source.ipynb").write_text(json.dumps({"cells": [{"cell_type": "code", "source": {"x": 1}}]}))
     (folder / "empty.ipynb").write_text("")
     with open(folder / "huge.ipynb", "wb") as f:
-        f.truncate(25 * 1024 * 1024)
+        f.truncate(101 * 1024 * 1024)  # over the 100 MB a notebook may weigh as saved, widget state and all
     (folder / "linked.ipynb").symlink_to(honest_notebook)
     os.mkfifo(folder / "fifo.ipynb")
     return {"deep": "nested too deeply", "latin1": "not JSON", "a_list": "no list of cells",
-            "bad_source": "source is not text", "empty": "not JSON", "huge": "more than",
+            "bad_source": "source is not text", "empty": "empty (0 bytes)", "huge": "more than",
             "linked": "symbolic link", "fifo": "not a regular file"}
 
 

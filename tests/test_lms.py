@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import re
 import subprocess
@@ -550,3 +551,82 @@ def test_every_command_of_route_3_runs_as_printed(tmp_path, monkeypatch):
             assert done.returncode == 0, (line, done.stdout[-2000:], done.stderr[-2000:])
             if found:
                 assert "3 notebooks from 3 students of 3 on the roster" in done.stdout, done.stdout
+
+
+# --- the smaller things of issue 48 -----------------------------------------------------------------------------
+
+
+def test_widget_state_does_not_cost_a_student_their_notebook(tmp_path):
+    """nbconvert saves the widget state (25.8 MB for a chapter's live figures): the 20 MB limit bounds what
+    matters, the notebook without it; a notebook as heavy in what matters is still refused."""
+    from course import classroom
+
+    state = {"application/vnd.jupyter.widget-state+json": {"state": {"m": {"data": "x" * (25 * 1024 * 1024)}}}}
+    heavy = {**NB, "cells": [nbformat.v4.new_code_cell("x = 1")], "metadata": {"widgets": state}}
+    path = tmp_path / NOTEBOOK
+    path.write_text(json.dumps(heavy))
+    assert path.stat().st_size > classroom.MAX_NOTEBOOK_BYTES
+    cells, data = classroom.read_cells(path)
+    assert cells == ["x = 1"] and len(data) == path.stat().st_size
+    too_much = {**NB, "cells": [nbformat.v4.new_code_cell("x = 1", outputs=[nbformat.v4.new_output(
+        "stream", text="y" * (25 * 1024 * 1024))])]}
+    path.write_text(json.dumps(too_much))
+    with pytest.raises(classroom.Unreadable, match="bytes without its widget state, more than the 20,971,520"):
+        classroom.read_cells(path)
+    path.write_bytes(b"")
+    with pytest.raises(classroom.Unreadable, match="is empty \\(0 bytes\\), not a notebook"):
+        classroom.read_cells(path)
+    # and the LMS's download takes it in, not "more than ... bytes: not graded"
+    archive = tmp_path / "submissions.zip"
+    make_zip(archive, {f"nunezjose_1001_5001_{NOTEBOOK}": json.dumps(heavy).encode()})
+    taken = lms.intake(archive, tmp_path / "out", roster_of(tmp_path, CANVAS_ROSTER), None, {NOTEBOOK})
+    assert list(taken.matched) == ["Núñez, José"]
+
+
+def test_resume_says_every_written_mark_is_given_once_it_is(tmp_path):
+    from course.classroom import write_reports
+    from tests.test_names import book_and_keys, fill_marks, record
+
+    book, keys = book_and_keys()
+    (tmp_path / "feedback").mkdir()
+    assert write_reports(tmp_path, [record("Ana"), record("Bo")], book, keys)["to_mark"] > 0
+    fill_marks(tmp_path, lambda row: row["available"])
+    assert write_reports(tmp_path, [record("Ana"), record("Bo")], book, keys)["to_mark"] == 0
+
+
+def test_the_uid_isolation_is_named_so_and_leaves_nothing_in_tmp(monkeypatch, tmp_path):
+    """Forced with TOYBOOK_SANDBOX=uid, the autograder's run says it is the uid isolation, not bubblewrap; and what
+    a sandbox's uid wrote where any user may write (/tmp, /dev/shm) goes when the sandbox is stopped."""
+    import secrets
+
+    from course import gradescope, sandbox
+
+    monkeypatch.setenv("TOYBOOK_SANDBOX", "uid")
+    monkeypatch.setattr(sandbox, "requirements", lambda: None)
+    monkeypatch.setattr(sandbox, "probe", lambda limits: {"tool": "t", "user": "u", "limits": "l"})
+    assert gradescope._isolation(LIMITS)["isolation"] == "another uid, without namespaces (TOYBOOK_SANDBOX=uid)"
+    monkeypatch.delenv("TOYBOOK_SANDBOX")
+    assert gradescope._isolation(LIMITS)["isolation"] == "bubblewrap"
+    if os.geteuid() != 0:
+        pytest.skip("files of another uid: this part needs root")
+    uid = own_uids(monkeypatch)[0] + 7
+    theirs = [Path(f"/tmp/toybook-left-{secrets.token_hex(4)}"), Path(f"/dev/shm/toybook-left-{secrets.token_hex(4)}")]
+    mine = Path(f"/tmp/toybook-kept-{secrets.token_hex(4)}")
+    for folder in theirs:
+        (folder / "inside").mkdir(parents=True)
+        (folder / "inside" / "f").write_text("x")
+        (folder / "inside" / "link").symlink_to(tmp_path)  # removed, never followed
+        for p in (folder, folder / "inside", folder / "inside" / "f", folder / "inside" / "link"):
+            os.lchown(p, uid, uid)
+    loose = Path(f"/tmp/toybook-loose-{secrets.token_hex(4)}")
+    loose.write_text("x")
+    os.chown(loose, uid, uid)
+    mine.write_text("kept")
+    (tmp_path / "still").write_text("here")
+    try:
+        sandbox._remove_files_of(uid)
+        assert not any(p.exists() for p in [*theirs, loose])
+        assert mine.read_text() == "kept" and (tmp_path / "still").exists()
+    finally:
+        for p in [*theirs, loose, mine]:
+            subprocess.run(["rm", "-rf", str(p)], check=False)
