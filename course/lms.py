@@ -52,7 +52,8 @@ METADATA = "submission_metadata.yml"
 CANVAS = re.compile(r"^(?P<sortable>[^_/]*?)(?P<late>_(?i:late))?_(?P<user>\d+)_(?P<submission>\d+)_(?P<file>[^/]+)$")
 MOODLE = re.compile(r"^(?P<name>[^/]+?)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z]+)(?:_(?P<file>.*))?$")
 GRADESCOPE = re.compile(r"^submission_(?P<submission>\d+)$")
-DAMAGED = (zipfile.BadZipFile, zlib.error, EOFError, OSError)  # what reading a damaged zip member raises
+# what reading a damaged member (or one packed in a way Python cannot unpack, Deflate64 say) raises
+DAMAGED = (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, ValueError)
 RESUBMITTED = re.compile(r"^(?P<stem>.+?)-(?P<n>\d+)(?P<ext>\.[^.]+)$")
 
 
@@ -194,7 +195,7 @@ def _archive_files(source: Path, report: list[str]) -> list[File]:
         archive = zipfile.ZipFile(source)
     except OSError as err:
         raise ValueError(f"{source} could not be read ({err.strerror or err})") from None
-    except zipfile.BadZipFile as err:
+    except (zipfile.BadZipFile, EOFError, ValueError) as err:
         with open(source, "rb") as f:
             start = f.read(8)
         raise ValueError(f"{source} is not a zip file ({err}; it starts with {start!r}): give the zip the LMS "
@@ -421,8 +422,8 @@ def intake(source: Path, out: Path, roster: Roster, layout: str | None = None,
             try:
                 data = f.read()
             except DAMAGED as err:
-                report.append(f"{f.path} ({name}): damaged in the zip ({err}): not graded; download the submissions "
-                              "again")
+                report.append(f"{f.path} ({name}): could not be unpacked, damaged in the zip ({err}): not graded; "
+                              "download the submissions again")
                 continue
             if len(data) > MAX_FILE_BYTES:
                 report.append(f"{f.path} ({name}): more than {MAX_FILE_BYTES:,} bytes unpacked: not graded")

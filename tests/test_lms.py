@@ -242,8 +242,8 @@ def test_a_damaged_member_is_reported_and_the_rest_graded(tmp_path):
     taken = lms.intake(archive, tmp_path / "out", roster, None, {NOTEBOOK})
     said = "\n".join(taken.report)
     assert list(taken.matched) == ["Mehr\u200cAbadi, Zahra"]
-    assert re.search(rf"nunezjose_1001_5001_{re.escape(NOTEBOOK)} \(Núñez, José\): damaged in the zip \(.+\): not "
-                     "graded; download the submissions again", said), said
+    assert re.search(rf"nunezjose_1001_5001_{re.escape(NOTEBOOK)} \(Núñez, José\): could not be unpacked, damaged "
+                     r"in the zip \(.+\): not graded; download the submissions again", said), said
 
 
 def test_an_empty_notebook_is_reported_as_empty(tmp_path):
@@ -379,9 +379,10 @@ def self_contained(page: str) -> bool:
             and not re.search(r"url\(\s*['\"]?(https?:)?//", page))
 
 
-def own_notebook(home, secret, name: str, right: bool = True) -> bytes:
-    nb = answered(home / "editions" / "student" / name / NOTEBOOK, name, course_secret.student_key(secret, name),
-                  right=right)
+def own_notebook(home, secret, name: str, right: bool = True, folder: str | None = None) -> bytes:
+    """``name``'s own edition (in ``folder``, the name as the roster wrote it), answered right or wrong."""
+    nb = answered(home / "editions" / "student" / (folder or name) / NOTEBOOK, name,
+                  course_secret.student_key(secret, name), right=right)
     return nbformat.writes(nb).encode()
 
 
@@ -497,39 +498,81 @@ def route_blocks() -> list[list[str]]:
             for block in section.split("```bash\n")[1:]]
 
 
-def download(kind: str, course: Path, names: list[str], ids: list[str]) -> bytes:
-    """The LMS's download of the editions ``names`` (each answered right), laid out as ``kind`` writes it."""
+# A class of ten as a real one comes: an NFD name, a ZWNJ, apostrophes, a leading "=", two students of one name,
+# a CJK name; one hands in late, one an empty notebook, one a PDF. (Canvas's "Last, First"; Moodle's and
+# Gradescope's "First Last"; what each hands in.)
+NFD_JOSE = unicodedata.normalize("NFD", "Núñez, José"), unicodedata.normalize("NFD", "José Núñez")
+CLASS = [(NFD_JOSE[0], NFD_JOSE[1], "right"), ("Mehr\u200cAbadi, Zahra", "Zahra Mehr\u200cAbadi", "right"),
+         ("O'Brien, Siobhán", "Siobhán O'Brien", "wrong"), ("=Eve, Mallory", "=Mallory Eve", "right"),
+         ("Kim, Alex", "Alex Kim", "right"), ("Kim, Alex", "Alex Kim", "wrong"), ("李小龍", "李小龍", "right"),
+         ("D'Souza, Ana", "Ana D'Souza", "late"), ("Ng, Bo", "Bo Ng", "empty"), ("Smith, Cy", "Cy Smith", "pdf")]
+
+
+def class_rosters() -> dict[str, str]:
+    """Each platform's own roster of CLASS: Canvas's gradebook export, Moodle's grading worksheet (downloaded after
+    the due date: its Status says who was late), and the course's roster.csv (for Gradescope: SID and email)."""
+    texts = {}
+    for kind, header in (("canvas", ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Week 5 (123)"]),
+                         ("moodle", MOODLE_ROSTER.splitlines()[0].split(",")), ("roster", ["name", "login", "sis_id"])):
+        buffer = io.StringIO()
+        w = csv.writer(buffer, lineterminator="\n")
+        w.writerow(header)
+        if kind == "canvas":
+            w.writerow(["    Points Possible", "", "", "", "", "18"])
+        for i, (last_first, first_last, fate) in enumerate(CLASS, start=1):
+            if kind == "canvas":
+                w.writerow([last_first, 2000 + i, f"S{i:02}", f"s{i:02}", "Sec A", ""])
+            elif kind == "moodle":
+                status = "Submitted for grading" + (" - 1 day 2 hours late" if fate == "late" else "")
+                w.writerow([f"Participant {6000 + i}", first_last, f"s{i:02}@example.edu", status, "", "18.00", "Yes",
+                            "", "", ""])
+            else:
+                w.writerow([first_last, f"s{i:02}@example.edu", f"S{i:02}"])
+        texts[kind] = buffer.getvalue()
+    return texts
+
+
+def download(kind: str, course: Path, roster_text: str) -> bytes:
+    """The platform's download of CLASS, laid out as ``kind`` writes it: each notebook the student's own edition,
+    answered right or wrong; a late file (Canvas marks its name), an empty notebook and a PDF."""
     secret = course_secret.load(course)
+    members = lms.parse_roster(roster_text).members
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as z:
         if kind == "gradescope":
             z.writestr("submission_metadata.yml", "".join(
-                f"submission_{100 + i}:\n  :submitters:\n  - :name: {n}\n    :sid: {sid}\n    :email: x{i}@x\n"
-                for i, (n, sid) in enumerate(zip(names, ids, strict=True))))
-        for i, (name, lms_id) in enumerate(zip(names, ids, strict=True)):
-            data = own_notebook(course, secret, name)
-            member = {"canvas": f"student{i}_{lms_id}_{900 + i}_{NOTEBOOK}",
-                      "moodle": f"{name}_{lms_id}_assignsubmission_file_{NOTEBOOK}",
-                      "gradescope": f"submission_{100 + i}/{NOTEBOOK}"}[kind]
+                f"submission_{100 + i}:\n  :submitters:\n  - :name: \"{m.display}\"\n    :sid: {m.sis_id}\n"
+                f"    :email: {m.login}\n" for i, m in enumerate(members)))
+        for i, (m, (_, _, fate)) in enumerate(zip(members, CLASS, strict=True)):
+            data = b"" if fate == "empty" else b"%PDF-1.4" if fate == "pdf" else \
+                own_notebook(course, secret, m.name, fate != "wrong", m.written)
+            file = "notes.pdf" if fate == "pdf" else NOTEBOOK
+            sortable = re.sub(r"\W", "", m.display.lower())
+            member = {"canvas": f"{sortable}{'_late' if fate == 'late' else ''}_{m.lms_id}_{900 + i}_{file}",
+                      "moodle": f"{m.display}_{m.lms_id}_assignsubmission_file_{file}",
+                      "gradescope": f"submission_{100 + i}/{file}"}[kind]
             z.writestr(member, data)
     return buffer.getvalue()
 
 
 @pytest.mark.slow
 def test_every_command_of_route_3_runs_as_printed(tmp_path, monkeypatch):
+    """A class of ten with awkward names, from each platform's own download to its upload files, by the commands
+    the instructors' page prints, run as printed."""
     own_uids(monkeypatch)
     root = Path(__file__).resolve().parents[1]
     env = {k: v for k, v in os.environ.items() if k != "TOYBOOK_COURSE_DIR"} | {"HOME": str(tmp_path)}
     course = tmp_path / "toybook-course"
     course.mkdir()
     (tmp_path / "Downloads").mkdir()
-    (course / "canvas-gradebook.csv").write_text(CANVAS_ROSTER, encoding="utf-8")
-    (course / "moodle-worksheet.csv").write_text(MOODLE_ROSTER, encoding="utf-8")
-    (course / "roster.csv").write_text(COURSE_ROSTER, encoding="utf-8")
+    rosters = class_rosters()
+    (course / "canvas-gradebook.csv").write_text(rosters["canvas"], encoding="utf-8")
+    (course / "moodle-worksheet.csv").write_text(rosters["moodle"], encoding="utf-8")
+    (course / "roster.csv").write_text(rosters["roster"], encoding="utf-8")
     blocks = route_blocks()
     assert len(blocks) == 3 and all(any(line.startswith("# writes") for line in b) for b in blocks)
-    kinds = {"submissions.zip": ("canvas", CANVAS_ROSTER), "moodle-submissions.zip": ("moodle", MOODLE_ROSTER),
-             "gradescope-export.zip": ("gradescope", COURSE_ROSTER)}
+    kinds = {"submissions.zip": "canvas", "moodle-submissions.zip": "moodle", "gradescope-export.zip": "gradescope"}
+    graded = {}
     for block in blocks:
         for line in block:
             if line.startswith("# writes"):
@@ -541,16 +584,52 @@ def test_every_command_of_route_3_runs_as_printed(tmp_path, monkeypatch):
                 continue
             found = re.search(r"~/Downloads/(\S+)", line)
             if found:  # the download the LMS would give, from the editions just written
-                kind, text = kinds[found.group(1)]
-                roster = lms.parse_roster(text)
-                ids = [m.lms_id or m.sis_id for m in roster.members]
-                (tmp_path / "Downloads" / found.group(1)).write_bytes(
-                    download(kind, course, [m.name for m in roster.members], ids))
+                kind = kinds[found.group(1)]
+                text = rosters["roster" if kind == "gradescope" else kind]
+                (tmp_path / "Downloads" / found.group(1)).write_bytes(download(kind, course, text))
             done = subprocess.run(["bash", "-c", line], cwd=root, env=env, capture_output=True, text=True,
-                                  timeout=600)
+                                  timeout=900)
             assert done.returncode == 0, (line, done.stdout[-2000:], done.stderr[-2000:])
             if found:
-                assert "3 notebooks from 3 students of 3 on the roster" in done.stdout, done.stdout
+                assert "8 notebooks from 8 students of 10 on the roster" in done.stdout, done.stdout
+                graded[kind] = course / "grades" / found.group(1)[:-4]
+    assert sorted(graded) == ["canvas", "gradescope", "moodle"]
+    for kind, out in graded.items():
+        roster = lms.parse_roster(rosters["roster" if kind == "gradescope" else kind])
+        fates = {m.name: fate for m, (_, _, fate) in zip(roster.members, CLASS, strict=True)}
+        with open(out / "gradebook.csv", newline="", encoding="utf-8") as f:
+            book = {read_cell(r["student"]): r for r in csv.DictReader(f)}
+        kims = [m.name for m in roster.members if m.name.startswith(("Kim, Alex (", "Alex Kim ("))]
+        assert len(kims) == 2 and all(k in book for k in kims), (kind, kims)
+        assert set(book) == {n for n, fate in fates.items() if fate not in ("empty", "pdf")}, kind
+        for name, row in book.items():  # each student's own instance: right where they answered right
+            assert (float(row["ex-4-3-discount-a"]) > 0) == (fates[name] != "wrong"), (kind, name, row)
+        report = (out / "intake-report.txt").read_text(encoding="utf-8")
+        assert "(0 bytes)" in report and "notes.pdf" in report and "not a notebook" in report, report
+        late = next(m.name for m in roster.members if fates[m.name] == "late")
+        if kind != "gradescope":  # Gradescope marks lateness itself; its export does not say
+            assert book[late]["late"] and not any(r["late"] for n, r in book.items() if n != late), kind
+            assert "1 students handed in late:" in report
+    # Canvas: the import by ID, each name as the export wrote it (NFD stays NFD); the feedback notebooks
+    with open(graded["canvas"] / "canvas-import.csv", newline="", encoding="utf-8") as f:
+        back = list(csv.reader(f))
+    assert back[2][:2] == [NFD_JOSE[0], "2001"] and [r[1] for r in back[2:]] == [str(2000 + i) for i in
+                                                                                (1, 2, 3, 4, 5, 6, 7, 8)]
+    with zipfile.ZipFile(graded["canvas"] / "canvas-feedback.zip") as z:
+        names = z.namelist()
+        assert len(names) == 8 and all(n.endswith(NOTEBOOK) for n in names)
+        assert any("_late_2008_" in n for n in names) and any(n.startswith("eve") for n in names)
+        for n in names:
+            nbformat.validate(nbformat.reads(z.read(n).decode(), as_version=4))
+    # Moodle: the worksheet as downloaded, graded by Identifier; a feedback page per participant, named as Moodle does
+    with open(graded["moodle"] / "moodle-worksheet.csv", newline="", encoding="utf-8") as f:
+        sheet = list(csv.DictReader(f))
+    assert [r["Identifier"] for r in sheet] == [f"Participant {6000 + i}" for i in range(1, 11)]
+    assert [bool(r["Grade"]) for r in sheet] == [True] * 8 + [False] * 2
+    with zipfile.ZipFile(graded["moodle"] / "moodle-feedback.zip") as z:
+        assert sorted(z.namelist()) == sorted(f"{first_last}_{6000 + i}_assignsubmission_file_feedback.html"
+                                              for i, (_, first_last, fate) in enumerate(CLASS, start=1)
+                                              if fate not in ("empty", "pdf"))
 
 
 # --- the smaller things of issue 48 -----------------------------------------------------------------------------
