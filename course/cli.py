@@ -360,8 +360,9 @@ def main(argv=None) -> int:
             assignment_file = course_file(args.assignment_file)
             if roster_file:
                 lms.read_students(roster_file)
-            if assignment_file:
-                _assignment(assignment_file, editions_book())
+            if assignment_file and _assignment(assignment_file, editions_book()).count_practice:
+                raise ValueError(f"{assignment_file}: the Gradescope autograder does not count practice questions "
+                                 "yet; give it an assignment file without count_practice")
         except ValueError as err:
             parser.error(str(err))
         out = (args.out or home() / "gradescope-autograder.zip").resolve()
