@@ -339,7 +339,7 @@ def main(argv=None) -> int:
             for what, where in returns.write(out, taken, lms_roster, secret, about["assignment"]["name"]).items():
                 print(f"{what}: {where}")
             if taken.layout == "gradescope":
-                print("Gradescope takes no file of grades back: its marks come from the autograder (course.py "
+                print("nothing here goes back to Gradescope: its marks come from the autograder (course.py "
                       "gradescope); canvas.csv and moodle.csv carry these to your LMS")
         print(f"seed of the hidden cases: {about['seed']}; {about['submissions']} submissions, "
               f"{about['graded_now']} graded now in {about['seconds']:g} s")
