@@ -1,9 +1,11 @@
 """Gradescope's autograder: ``course.py gradescope`` writes the zip Gradescope builds its image from, and
 ``run(root)`` is what its ``run_autograder`` runs on each submission.
 
-The zip holds ``setup.sh`` (installs Python, bubblewrap and util-linux, and the book's requirements into
-``/autograder/venv``), ``run_autograder``, the book's code (``toybook/``: ``course/``, ``toy/``, ``chapters/``) and the
-course's own files (``toybook/config/``: the course secret, the roster, the assignment), which no student sees.
+The zip holds ``setup.sh`` (run once, as root with a bare environment: a Python of 3.11 or newer, the image's or
+Ubuntu's ``python3.11``; bubblewrap and util-linux; ``requirements-grader.txt`` alone into ``/autograder/venv``, and a
+path file for the zip's own ``toy`` and ``course``; on an image it cannot serve, one line naming the base image to
+choose), ``run_autograder``, the book's code (``toybook/``: ``course/``, ``toy/``, ``chapters/``) and the course's own
+files (``toybook/config/``: the course secret, the roster, the assignment), which no student sees.
 
 On each submission, as root: ``/autograder/source`` is made readable by root alone (the secret and the solutions in
 it); the student is found on the roster by the SID, else the email, of ``submission_metadata.json`` (else their
@@ -25,22 +27,56 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SETUP = """#!/usr/bin/env bash
-# Gradescope runs this once, as root, when it builds the autograder's image.
+SETUP = r"""#!/usr/bin/env bash
+# Gradescope runs this once, as root and with a bare environment, when it builds the autograder's image from the
+# zip unpacked at /autograder/source. It installs what grading needs, and nothing of the book's toolchain: a Python
+# of 3.11 or newer (the image's own if it has one, else Ubuntu's python3.11), bubblewrap and util-linux (setpriv,
+# prlimit), and requirements-grader.txt into /autograder/venv. On an image it cannot serve it stops with one line.
 set -euo pipefail
-apt-get update
-apt-get install -y --no-install-recommends python3 python3-venv python3-pip bubblewrap util-linux
-python3 -m venv /autograder/venv
-/autograder/venv/bin/python -m pip install -r /autograder/source/toybook/requirements.txt
-/autograder/venv/bin/python -m pip install --no-deps -e /autograder/source/toybook
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive
+BOOK=/autograder/source/toybook
+IMAGE="Ubuntu 22.04 or newer (variant Base)"
+stop() { echo "setup.sh: $1" >&2; exit 1; }
+usable() { "$1" -c 'import sys, ensurepip; ensurepip.version(); sys.exit(sys.version_info < (3, 11))' 2>/dev/null; }
+python_here() {
+  local p
+  for p in python3.13 python3.12 python3.11 python3; do
+    if command -v "$p" >/dev/null && usable "$(command -v "$p")"; then command -v "$p"; return 0; fi
+  done
+  return 1
+}
+missing=()
+command -v bwrap >/dev/null || missing+=(bubblewrap)
+{ command -v setpriv && command -v prlimit; } >/dev/null || missing+=(util-linux)
+python_here >/dev/null || missing+=(python3.11 python3.11-venv)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup.sh: installing ${missing[*]} with apt-get"
+  if ! { command -v apt-get >/dev/null && apt-get update -qq >/tmp/toybook-apt.log 2>&1 \
+         && apt-get install -y -qq --no-install-recommends "${missing[@]}" >>/tmp/toybook-apt.log 2>&1; }; then
+    have=$(python3 --version 2>/dev/null || echo "no python3")
+    stop "could not install ${missing[*]} (this image has $have; the grader needs 3.11 or newer; see \
+/tmp/toybook-apt.log): choose the base image $IMAGE under Configure Autograder"
+  fi
+fi
+PYTHON=$(python_here) || stop "no Python 3.11 or newer with venv here: choose the base image $IMAGE under \
+Configure Autograder"
+echo "setup.sh: $("$PYTHON" --version) at $PYTHON"
+rm -rf /autograder/venv
+"$PYTHON" -m venv /autograder/venv
+/autograder/venv/bin/python -m pip install -q --no-input -r "$BOOK/requirements-grader.txt"
+# toy and course from the zip's own files: a path file, so the only copy stays in /autograder/source, which grading
+# makes root's alone (a copy in site-packages would be readable by the sandbox's uid)
+site=$(/autograder/venv/bin/python -c 'import site; print(site.getsitepackages()[0])')
+echo "$BOOK" > "$site/toybook.pth"
+/autograder/venv/bin/python -I -c 'import course.gradescope, toy, IPython, nbformat; print("setup.sh: ready")'
 """
 RUN = """#!/usr/bin/env bash
 # Gradescope runs this, as root, on each submission: it writes /autograder/results/results.json.
 cd /autograder/source/toybook
-exec "${TOYBOOK_PYTHON:-/autograder/venv/bin/python}" -I -c \\
-  'import sys; sys.path.insert(0, "/autograder/source/toybook"); from course import gradescope; gradescope.main()'
+exec /autograder/venv/bin/python -I -c 'from course import gradescope; gradescope.main()'
 """
-PACKED = ("course", "toy", "chapters", "scripts/course.py", "requirements.txt", "pyproject.toml")
+REQUIREMENTS = "requirements-grader.txt"
+PACKED = ("course", "toy", "chapters", REQUIREMENTS)
 VISIBILITY = "after_published"
 
 
