@@ -8,8 +8,9 @@ choose), ``run_autograder``, the book's code (``toybook/``: ``course/``, ``toy/`
 files (``toybook/config/``: the course secret, the roster, the assignment), which no student sees.
 
 On each submission, as root: ``/autograder/source`` is made readable by root alone (the secret and the solutions in
-it); the student is found on the roster by the SID, else the email, of ``submission_metadata.json`` (else their
-Gradescope name is their name), so their instance is the one their edition showed; the notebook in
+it); the student is found on the roster by the SID, else the email, of ``submission_metadata.json``, so their instance
+is the one their edition showed (a submitter on the roster by neither is not graded, and the output says what to
+fix: the name a submitter types on Gradescope never chooses an instance); the notebook in
 ``submission/`` is graded exercise by exercise as ``course.py grade`` does, each in a sandbox: bubblewrap where it
 starts, else (a container without user namespaces) a fresh unprivileged uid with the grader's limits
 (``sandbox.isolation``); never as root, never unsandboxed. Only the grader, after every sandbox has ended, writes
@@ -112,28 +113,33 @@ def _config(root: Path) -> Path:
     return root / "source" / "toybook" / "config"
 
 
-def student_of(root: Path, config: Path) -> tuple[str, str]:
-    """(the student's name on the roster, how they were found) from ``submission_metadata.json``."""
-    from toy.exercises.questions import normal_name
-
+def student_of(root: Path, config: Path) -> tuple[str | None, str]:
+    """(the student's name on the roster, how they were found) from ``submission_metadata.json``: a submitter's SID,
+    else email, on the roster (``roster.find_submitter``); (None, what to fix) if none is, since the name a
+    submitter types on Gradescope never chooses the instance."""
     from . import lms
+    from . import roster as rosters
 
     try:
         users = json.loads((root / "submission_metadata.json").read_text(encoding="utf-8")).get("users") or []
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):
         users = []
-    rosters = sorted(config.glob("roster.*"))
-    members = lms.read_roster(rosters[0]).members if rosters else []
+    users = [u for u in users if isinstance(u, dict)]
+    rosters_here = sorted(config.glob("roster.*"))
+    if not rosters_here:
+        return None, ("the autograder holds no roster, so no instance can be chosen: your instructor must rebuild it "
+                      "with course.py gradescope --roster")
+    by_sid, by_login = rosters.identity_keys(lms.read_roster(rosters_here[0]).members)
     for user in users:
-        sid, email = normal_name(str(user.get("sid") or "")), normal_name(str(user.get("email") or "")).lower()
-        for m in members:
-            if sid and m.sis_id == sid:
-                return m.name, f"SID {sid} on the roster"
-            if email and normal_name(m.login).lower() == email:
-                return m.name, f"email {email} on the roster"
-    if users and users[0].get("name"):
-        return normal_name(str(users[0]["name"])), "not on the roster: the instance is drawn from the Gradescope name"
-    return "student", "no submission_metadata.json: the instance is drawn from the name 'student'"
+        member, how = rosters.find_submitter(user, by_sid, by_login)
+        if member is not None:
+            return member.name, f"{how} on the roster"
+    if not users:
+        return None, "Gradescope gave no submitter (submission_metadata.json), so no instance can be chosen"
+    said = "; ".join(f"SID {str(u.get('sid') or '')!r}, email {str(u.get('email') or '')!r}" for u in users)
+    return None, (f"no submitter of this submission ({said}) is on the course roster by SID or email, so it cannot be "
+                  "graded: check your SID and email in Gradescope's account settings against what the course has; "
+                  "your instructor adds them to the roster (sis_id, login) and uploads the autograder again")
 
 
 def _isolation(limits) -> dict:
@@ -182,6 +188,10 @@ def grade(root: Path = Path("/autograder"), seed: int | None = None) -> dict:
                                                     for label, parts in nb.parts.items()})
                   if (config / "assignment.toml").exists() else Assignment())
     student, found = student_of(root, config)
+    if student is None:
+        print(f"not graded: {found}", file=sys.stderr)  # the instructor sees it in the autograder's output too
+        return _write(root, {"score": 0, "output": f"Not graded: {found}.", "tests": [],
+                             "extra_data": {"student": None, "unmatched": True}})
     limits = sandbox.Limits(memory_mb=1024, processes=64, disk_mb=64, cpu_seconds=300)
     settings = Settings(setup_seconds=120, case_seconds=10, limits=limits)
     lines = [f"Graded as {student} ({found})."]

@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import time
+import unicodedata
 import zipfile
 from pathlib import Path
 
@@ -288,8 +289,78 @@ def test_without_a_sandbox_nothing_runs(tmp_path, monkeypatch):
         raise sandbox.Refused("no sandbox here")
 
     monkeypatch.setattr(sandbox, "probe", refuse)
-    monkeypatch.setattr(gradescope, "_config", lambda root: tmp_path / "none")
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "roster.csv").write_text(ROSTER, encoding="utf-8")
+    monkeypatch.setattr(gradescope, "_config", lambda root: config)
     (tmp_path / "submission").mkdir()
+    (tmp_path / "submission_metadata.json").write_text(json.dumps({"users": [{"name": "Ana", "sid": "S2"}]}))
     results = gradescope.grade(tmp_path)
     assert results["score"] == 0 and results["tests"] == [] and "no sandbox could start" in results["output"]
     assert json.loads((tmp_path / "results" / "results.json").read_text()) == results
+
+
+# -- issue 47, part 3: the instance comes from the roster alone ------------------------------------------------------
+def grade_as(tmp_path: Path, monkeypatch, users) -> dict:
+    from course import sandbox
+
+    def unreachable(*args, **kwargs):
+        raise AssertionError("an unmatched submitter must not reach grading")
+
+    config = tmp_path / "config"
+    config.mkdir(exist_ok=True)
+    (config / "roster.csv").write_text(ROSTER + "Bob B,bob@example.edu,S3\n", encoding="utf-8")
+    monkeypatch.setattr(gradescope, "_config", lambda root: config)
+    monkeypatch.setattr(sandbox, "probe", unreachable)
+    (tmp_path / "submission").mkdir(exist_ok=True)
+    (tmp_path / "submission_metadata.json").write_text(json.dumps({"users": users}), encoding="utf-8")
+    return gradescope.grade(tmp_path)
+
+
+def test_a_submitter_off_the_roster_is_never_graded_under_the_name_they_typed(tmp_path, monkeypatch, capsys):
+    """Mallory, who named herself "Bob B" on Gradescope, matches no roster line by SID or email: not graded (not as
+    Bob, not as anyone), and the output tells her and the instructor what to fix."""
+    results = grade_as(tmp_path, monkeypatch, [{"name": "Bob B", "sid": "M666", "email": "mallory@example.edu"}])
+    assert results["score"] == 0 and results["tests"] == []
+    assert results["output"].startswith("Not graded: no submitter of this submission")
+    assert "'M666'" in results["output"] and "mallory@example.edu" in results["output"]
+    assert "Bob" not in results["output"] and results["extra_data"]["student"] is None
+    assert "roster" in results["output"] and "uploads the autograder again" in results["output"]
+    assert "not graded" in capsys.readouterr().err  # the autograder's own output, which the instructor sees
+    assert json.loads((tmp_path / "results" / "results.json").read_text()) == results
+
+
+def test_no_submitter_and_no_roster_are_not_graded_either(tmp_path, monkeypatch):
+    assert "no submitter" in grade_as(tmp_path, monkeypatch, [])["output"]
+    monkeypatch.setattr(gradescope, "_config", lambda root: tmp_path / "none")
+    assert "holds no roster" in gradescope.grade(tmp_path)["output"]
+
+
+def test_the_autograder_zip_needs_a_roster(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOYBOOK_COURSE_DIR", str(tmp_path))
+    course_secret.make(tmp_path)
+    with pytest.raises(SystemExit):
+        cli.main(["gradescope"])
+    assert not (tmp_path / "gradescope-autograder.zip").exists()
+
+
+def test_gradescope_and_the_export_match_a_submitter_by_one_rule(tmp_path):
+    """SID first (in NFC, as the roster's), then email in any case; the autograder (gradescope.student_of) and the
+    export's intake (lms) both ask course.roster.find_submitter, so they agree on every submitter."""
+    from course import lms
+    from course import roster as rosters
+
+    nfd = unicodedata.normalize("NFD", "Ñ1")
+    roster = f"name,login,sis_id\nAna,ana@example.edu,{nfd}\nBo,bo@example.edu,B2\n"
+    (tmp_path / "roster.csv").write_text(roster, encoding="utf-8")
+    members = lms.read_roster(tmp_path / "roster.csv").members
+    by_sid, by_login = rosters.identity_keys(members)
+    cases = [({"sid": "Ñ1"}, "Ana"), ({"sid": nfd, "email": "bo@example.edu"}, "Ana"),
+             ({"sid": "nobody", "email": "BO@Example.EDU"}, "Bo"), ({"name": "Ana"}, None), ({"sid": " "}, None)]
+    for person, name in cases:
+        member, _ = rosters.find_submitter(person, by_sid, by_login)
+        assert (member.name if member else None) == name, person
+        (tmp_path / "submission_metadata.json").write_text(json.dumps({"users": [person]}), encoding="utf-8")
+        assert gradescope.student_of(tmp_path, tmp_path)[0] == name, person
+        found = lms._match("submission_1/x.ipynb", "gradescope", {}, by_sid, by_login, {"1": [person]})
+        assert ([m.name for m in found[0]] or [None]) == [name], (person, found)
