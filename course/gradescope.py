@@ -62,6 +62,7 @@ fi
 PYTHON=$(python_here) || stop "no Python 3.11 or newer with venv here: choose the base image $IMAGE under \
 Configure Autograder"
 echo "setup.sh: $("$PYTHON" --version) at $PYTHON"
+chmod o+x /autograder  # the uid sandbox's Python is /autograder/venv's: others may pass through, not list
 rm -rf /autograder/venv
 "$PYTHON" -m venv /autograder/venv
 /autograder/venv/bin/python -m pip install -q --no-input -r "$BOOK/requirements-grader.txt"
@@ -163,7 +164,7 @@ def _isolation(limits) -> dict:
         except sandbox.Refused as second:
             os.environ.pop("TOYBOOK_SANDBOX", None)
             raise sandbox.Refused(f"bubblewrap: {first}; another uid: {second}") from None
-        return {"isolation": f"another uid, without namespaces (bubblewrap did not start: {str(first)[:200]})",
+        return {"isolation": f"another uid, without namespaces (bubblewrap did not start: {first})",
                 **said}
 
 

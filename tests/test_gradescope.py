@@ -364,3 +364,47 @@ def test_gradescope_and_the_export_match_a_submitter_by_one_rule(tmp_path):
         assert gradescope.student_of(tmp_path, tmp_path)[0] == name, person
         found = lms._match("submission_1/x.ipynb", "gradescope", {}, by_sid, by_login, {"1": [person]})
         assert ([m.name for m in found[0]] or [None]) == [name], (person, found)
+
+
+# -- issue 47, part 4: a Python the sandbox's uid can run, or one clear line before grading anything -----------------
+def test_the_uid_route_says_so_when_the_graders_python_lies_in_a_private_folder(tmp_path, monkeypatch):
+    """A Python under a 0700 folder (pyenv under root's home): the uid isolation's requirements name the folder in
+    one line; a Python every user can reach passes."""
+    from course import sandbox
+
+    private = tmp_path / "home"
+    (private / "venv" / "bin").mkdir(parents=True)
+    python = private / "venv" / "bin" / "python"
+    shutil.copy("/bin/true", python)
+    os.chmod(tmp_path, 0o755)
+    monkeypatch.setenv("TOYBOOK_SANDBOX", "uid")
+    for attr, value in (("executable", str(python)), ("prefix", str(private / "venv")), ("base_prefix", "/usr")):
+        monkeypatch.setattr(sandbox.sys, attr, value)
+    monkeypatch.setattr(sandbox, "_ancestors", lambda p: [q for q in reversed(p.parents) if q.is_relative_to(tmp_path)])
+    os.chmod(private, 0o700)
+    said = sandbox.requirements()
+    assert said and "\n" not in said and f"lies under {private} (mode 0700)" in said and str(python) in said
+    os.chmod(private, 0o755)
+    assert sandbox.requirements() is None
+    os.chmod(python, 0o700)
+    assert "(mode 0700)" in sandbox.requirements()
+
+
+@pytest.mark.slow
+def test_on_gradescope_a_python_out_of_the_sandboxs_reach_is_said_whole_before_grading(autograder, image):
+    """The real autograder where bubblewrap cannot start and /autograder (which holds the venv) is private: not graded,
+    with both reasons whole, and no code exercise run."""
+    _, secret = autograder
+    ag = submit(image, answered("Ana", course_secret.student_key(secret, "Ana")), [{"sid": "S2"}])
+    os.chmod(ag, 0o700)
+    try:
+        done = run(ag, no_bwrap=True)
+    finally:
+        os.chmod(ag, 0o755)
+    results = json.loads((ag / "results" / "results.json").read_text())
+    assert done.returncode == 0 and results["tests"] == [] and results["score"] == 0
+    output = results["output"]
+    assert output.startswith("Not graded: no sandbox could start here (bubblewrap: a test sandbox did not start")
+    assert "another uid: the sandbox's uid cannot run the grader's Python /autograder/venv/bin/python: it lies " \
+           "under /autograder (mode 0700)" in output and "…" not in output
+    assert output.rstrip().endswith("ask your instructor.")
