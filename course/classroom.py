@@ -42,7 +42,7 @@ from pathlib import Path
 
 from toy.exercises import CheckResult, questions
 
-from . import answers, sandbox, similarity
+from . import answers, private, sandbox, similarity
 from . import secret as course_secret
 from .assignment import WRITTEN, Assignment, points_text
 from .marks import AnswerKey, Settings, grade_exercise, result_record
@@ -70,13 +70,9 @@ class BookNotebook:
 
 
 def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that a reader sees the old file or the new one, never half of one."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(3)}.tmp")
-    with open(tmp, "w", newline="") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    """Write ``text`` to ``path`` so that a reader sees the old file or the new one, never half of one; 0600, for
+    the instructor alone (``course.private``: marks, names and feedback)."""
+    private.write(path, text)
 
 
 def safe_name(text: str) -> str:
@@ -253,8 +249,8 @@ class Busy(RuntimeError):
 
 @contextlib.contextmanager
 def _lock(out: Path):
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / ".lock", "a+") as f:
+    private.folder(out)
+    with open(out / ".lock", "a+", opener=lambda p, flags: os.open(p, flags, 0o600)) as f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -315,8 +311,8 @@ def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: flo
                              f"{len(previous['assignment']['points']) or 'every'} exercises): give this one an --out "
                              "of its own (each assignment's output goes to a folder of its own)")
         results = out / "results"
-        results.mkdir(exist_ok=True)
-        (out / "feedback").mkdir(exist_ok=True)
+        private.folder(results)
+        private.folder(out / "feedback")
         pairs = submissions(folder)
         if students:
             students = [questions.normal_name(s) for s in students]

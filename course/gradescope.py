@@ -27,6 +27,8 @@ import time
 import zipfile
 from pathlib import Path
 
+from . import private
+
 ROOT = Path(__file__).resolve().parents[1]
 SETUP = r"""#!/usr/bin/env bash
 # Gradescope runs this once, as root and with a bare environment, when it builds the autograder's image from the
@@ -86,8 +88,7 @@ def write_autograder(out: Path, secret: bytes | None, roster_file: Path | None =
                      assignment_file: Path | None = None) -> Path:
     """The autograder zip at ``out`` (see the module's docstring)."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+    with private.replacing(out) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
         for name, text in (("setup.sh", SETUP), ("run_autograder", RUN)):
             info = zipfile.ZipInfo(name)
             info.external_attr = 0o100755 << 16
@@ -106,7 +107,6 @@ def write_autograder(out: Path, secret: bytes | None, roster_file: Path | None =
             z.write(roster_file, "toybook/config/roster" + (Path(roster_file).suffix or ".txt"))
         if assignment_file is not None:
             z.write(assignment_file, "toybook/config/assignment.toml")
-    tmp.replace(out)
     return out
 
 
@@ -257,9 +257,7 @@ def _write(root: Path, results: dict) -> dict:
     """results.json, written whole by the grader (root) after every sandbox has ended."""
     folder = root / "results"
     folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".results.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, folder / "results.json")
+    private.write(folder / "results.json", json.dumps(results, indent=2, ensure_ascii=False))
     return results
 
 

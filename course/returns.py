@@ -26,7 +26,7 @@ from markdown_it import MarkdownIt
 
 from toy.exercises import questions
 
-from . import maths
+from . import maths, private
 from . import secret as course_secret
 from .classroom import atomic_write, safe_name
 from .lms import Intake, Roster
@@ -97,7 +97,7 @@ def write(out: Path, taken: Intake, roster: Roster, secret: bytes | None, assign
     grades = _read(out / "grades.csv")
     total = {r["student"]: r["total"] for r in gradebook}
     pages = out / "feedback-html"
-    pages.mkdir(exist_ok=True)
+    private.folder(pages)
     page_of = {}
     for student in total:
         md = out / "feedback" / f"{safe_name(student)}.md"
@@ -152,9 +152,7 @@ def _possible(out: Path) -> str:
 
 
 def _zip(path: Path, files: dict[str, Path]) -> str:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+    with private.replacing(path) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
         for name, source in sorted(files.items()):
             z.write(source, name)
-    tmp.replace(path)
     return str(path)
