@@ -7,7 +7,9 @@ No student code runs here. A question's answer is what the student's ``answer("e
   ``[0, 0, 0, 0.16]``, ``math.log(5)``, or a name given such a value earlier in the notebook) is read from the
   source, in order;
 * the record that ``answer`` displays in the cell's output when run (``toy_answer``: the value it judged) is read
-  too, whether the call was the cell's last line, printed, followed by other statements or one of several. A value
+  too, whether the call was the cell's last line, printed, followed by other statements or one of several, and
+  whatever name or loop made it (``check = toy.exercises.answer``; a loop over the questions): of every call that
+  ran, the last run decides (the cells' execution counts order them, not where the cells stand). A value
   the student's code computed is read from it (the feedback says so); where it and the source disagree (a name
   corrected in a cell below, then the cell run again), the record of the last run counts, and the feedback says so.
 
@@ -309,14 +311,21 @@ def _read_answers(notebook: dict) -> tuple[dict[str, Given], Declared]:
     names: dict = {}
     found: dict[str, Given] = {}
     declared, callers = Declared(), set()
-    for cell in notebook.get("cells", []):
+    last_run: dict[str, tuple] = {}  # question -> ((execution count, cell index), its record's value)
+    for index, cell in enumerate(notebook.get("cells", [])):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
+        records = _records(cell)
+        count = cell.get("execution_count")
+        when = (count if isinstance(count, int) and not isinstance(count, bool) else -1, index)
+        for name in records:
+            value = _recorded(name, records)
+            if value is not None and (name not in last_run or when > last_run[name][0]):
+                last_run[name] = (when, value)
         source = cell.get("source", "")
         source = "".join(source) if isinstance(source, list) and all(isinstance(x, str) for x in source) else source
         if not isinstance(source, str):
             continue
-        records = _records(cell)
         try:
             tree = _parse(source)
         except (RecursionError, MemoryError):
@@ -329,6 +338,16 @@ def _read_answers(notebook: dict) -> tuple[dict[str, Given], Declared]:
             _read_cell(tree, names, records, found, declared, callers)
         except RecursionError:
             _unreadable_cell(source, records, found, "nested too deeply to read")
+    for name, (_, value) in last_run.items():  # every call that ran, whatever name or loop made it: the last decides
+        given = found.get(name)
+        if given is not None and given.value is not None and _same(name, given.value, value):
+            continue
+        if given is not None and given.value is not None and given.source == "code":
+            note = (f"your last run of an answer call judged {_shown(value)}, while the code, read in order, gives "
+                    f"{_shown(given.value)}: the last run's record counts")
+        else:
+            note = "read from the record your last run of an answer call left in its cell's output"
+        found[name] = Given(name, value, "output", note)
     return found, declared
 
 
