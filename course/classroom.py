@@ -46,6 +46,7 @@ from . import answers, private, sandbox, similarity
 from . import secret as course_secret
 from .assignment import WRITTEN, Assignment, points_text
 from .marks import AnswerKey, Settings, grade_exercise, result_record
+from .tables import formula_like
 from .tables import to_csv as _csv
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
@@ -510,16 +511,24 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
     possible = _points(sum(worth[c] for c in columns))
     # Canvas's gradebook import (a new column makes a new assignment; students matched by SIS Login ID) and Moodle's
     # "Import grades from CSV" (map Username to the user's username): the folder names are the students' logins
-    # (the identity cells, login and SIS ID, are written as they are: an LMS matches them byte for byte)
+    # (no cell starts a formula, identity cells included: a login that would is escaped, so that student is matched
+    # by hand, and by-hand.txt names them; canvas-import.csv and moodle-worksheet.csv match by the LMS's own id)
     who = {row[0]: (roster or {}).get(row[0]) for row in gradebook}
     login = {name: s.login if s else name for name, s in who.items()}
     sis = {name: s.sis_id if s else "" for name, s in who.items()}
     atomic_write(out / "canvas.csv", _csv(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", assignment.name],
                                           [["Points Possible", "", "", "", "", possible]]
                                           + [[row[0], "", sis[row[0]], login[row[0]], "", row[-2]]
-                                             for row in gradebook], verbatim=(2, 3)))
+                                             for row in gradebook]))
     atomic_write(out / "moodle.csv", _csv(["Username", assignment.name],
-                                          [[login[row[0]], row[-2]] for row in gradebook], verbatim=(0,)))
+                                          [[login[row[0]], row[-2]] for row in gradebook]))
+    by_hand = sorted(name for name in login if formula_like(login[name]) or formula_like(sis[name]))
+    if by_hand:
+        atomic_write(out / "by-hand.txt", "These students' login or SIS ID starts with = + - or @, which canvas.csv "
+                     "and moodle.csv escape (a spreadsheet would run it): enter their marks by hand, or grade with the "
+                     "LMS's own export as --roster (matched by its id):\n" + "".join(f"  {n}\n" for n in by_hand))
+    else:
+        (out / "by-hand.txt").unlink(missing_ok=True)
     atomic_write(out / "similarity.csv", _csv(["exercise", "student", "other", "similarity", "threshold", "shared",
                                                "min_shared", "review"], sorted(similar)))
     for student, lines in feedback.items():

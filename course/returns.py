@@ -115,7 +115,7 @@ def write(out: Path, taken: Intake, roster: Roster, secret: bytes | None, assign
         rows += [[m.name, m.lms_id, m.sis_id, m.login, m.section, total[m.name]]
                  for m in roster.members if m.name in total]
         atomic_write(out / "canvas-import.csv", _csv(["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
-                                                      column], rows, verbatim=(1, 2, 3)))
+                                                      column], rows))
         zipped = {f"{downloaded}.html": page_of[name] for name, names in taken.names.items() if name in page_of
                   for downloaded in names[:1]}
         paths["canvas_import"] = str(out / "canvas-import.csv")
@@ -132,7 +132,7 @@ def write(out: Path, taken: Intake, roster: Roster, secret: bytes | None, assign
                     row[at["feedback comments"]] = (f"{total[member.name]} points: see the feedback file for each "
                                                     "exercise and question")
             rows.append(row)
-        atomic_write(out / "moodle-worksheet.csv", _csv(header, rows, verbatim=tuple(range(len(header)))))
+        atomic_write(out / "moodle-worksheet.csv", _csv(header, rows))
         zipped = {f"{members[name].name.replace('_', ' ')}_{members[name].lms_id}_assignsubmission_file_"
                   "feedback.html": page_of[name] for name in taken.matched if name in page_of and name in members}
         paths["moodle_worksheet"] = str(out / "moodle-worksheet.csv")
