@@ -7,12 +7,17 @@ No student code runs here. A question's answer is what the student's ``answer("e
   ``[0, 0, 0, 0.16]``, ``math.log(5)``, or a name given such a value earlier in the notebook) is read from the
   source, in order;
 * the record that ``answer`` displays in the cell's output when run (``toy_answer``: the value it judged) is read
-  too, whether the call was the cell's last line, printed, followed by other statements or one of several. A value
+  too, whether the call was the cell's last line, printed, followed by other statements or one of several, and
+  whatever name or loop made it (``check = toy.exercises.answer``; a loop over the questions): of every call that
+  ran, the last run decides (the cells' execution counts order them, not where the cells stand). A value
   the student's code computed is read from it (the feedback says so); where it and the source disagree (a name
   corrected in a cell below, then the cell run again), the record of the last run counts, and the feedback says so.
 
-An answer that cannot be read or judged (a number beyond 1e300, an expression nested thousands deep) costs that
-question only, and its row says why. Each answer is judged by ``toy.exercises.questions.check_answer`` for the
+An answer that cannot be read or judged (a number beyond 1e300, a list of more than ``MAX_ITEMS`` numbers, an
+expression nested thousands deep) costs that question only, and its row says why. Answers are read and judged in a
+child process of the grader's (``bounded``: a fork with an address-space limit and a clock), so that no answer can
+take the grader's memory or time: a notebook that still exhausts them costs its own questions, said in their rows.
+Each answer is judged by ``toy.exercises.questions.check_answer`` for the
 student's own instance: the one drawn from the course's secret and the name the submission was handed in under
 (``<class>/<student>/...``, NFC), whatever name the notebook set with ``toy.exercises.student`` (a different name,
 a different key or none is said in the feedback). A practice question is judged and said, for no points.
@@ -26,7 +31,14 @@ import ast
 import json
 import math
 import operator
+import os
+import pickle
 import re
+import resource
+import selectors
+import signal
+import time
+import warnings
 from dataclasses import dataclass
 
 from toy.exercises.questions import ANSWER_KEY, QUESTIONS, RUBRICS, as_value, check_answer, normal_name, normalised
@@ -39,6 +51,12 @@ CONSTANTS = {"pi": math.pi, "e": math.e}
 MODULES = ("math", "np", "numpy")
 MAX_POWER = 1e6
 MAX_NUMBER = 1e300  # a number an answer may be: beyond it, float() overflows (999999 ** 64 is an int of 384 digits)
+MAX_ITEMS = 4096
+"""The most numbers (and lists) a value read from an answer may hold, nested lists counted whole: after every
+operation (``[0.1] * 64 * 64 * 64`` stops at the third step, before its list is made)."""
+READ_SECONDS = 60.0
+READ_MEMORY_MB = 512
+"""``bounded``'s limits on reading one notebook's answers: wall time, and address space beyond the grader's own."""
 OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
              ast.Pow: operator.pow}
 """Arithmetic as Python does it (``1 - 0.3125`` is int.__sub__'s NotImplemented, then float.__rsub__)."""
@@ -57,6 +75,20 @@ def value_of(node: ast.AST, names: dict):
         return _value_of(node, names)
     except RecursionError:
         raise NotLiteral("an expression nested too deeply to read") from None
+    except MemoryError:
+        raise NotLiteral("a value too large to read") from None
+
+
+def size(value) -> int:
+    """How many numbers and lists ``value`` holds, nested lists counted whole (a list of 64 copies of one list of 64
+    numbers holds 64 * 65 + 1)."""
+    return 1 + sum(size(v) for v in value) if isinstance(value, list) else 1
+
+
+def _bounded_size(value):
+    if size(value) > MAX_ITEMS:
+        raise NotLiteral(f"a list of more than {MAX_ITEMS:,} numbers: too large to be an answer")
+    return value
 
 
 def _value_of(node: ast.AST, names: dict):
@@ -65,17 +97,23 @@ def _value_of(node: ast.AST, names: dict):
     if isinstance(node, ast.Constant) and (isinstance(node.value, (int, float, str)) or node.value is Ellipsis):
         return node.value
     if isinstance(node, (ast.List, ast.Tuple)):
-        return [_value_of(e, names) for e in node.elts]
+        if len(node.elts) > MAX_ITEMS:
+            raise NotLiteral(f"a list of more than {MAX_ITEMS:,} numbers: too large to be an answer")
+        return _bounded_size([_value_of(e, names) for e in node.elts])
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         v = _number(_value_of(node.operand, names))
         return -v if isinstance(node.op, ast.USub) else v
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)):
         a, b = _value_of(node.left, names), _value_of(node.right, names)
-        if isinstance(node.op, ast.Add) and isinstance(a, list) and isinstance(b, list) and len(a) + len(b) <= 64:
+        if isinstance(node.op, ast.Add) and isinstance(a, list) and isinstance(b, list):
+            if size(a) + size(b) - 1 > MAX_ITEMS:
+                raise NotLiteral(f"a list of more than {MAX_ITEMS:,} numbers: too large to be an answer")
             return a + b
         if isinstance(node.op, ast.Mult) and (isinstance(a, list) or isinstance(b, list)):  # [0.2] * 4
             items, times = (a, b) if isinstance(a, list) else (b, a)
             if isinstance(times, int) and not isinstance(times, bool) and 0 <= times <= 64:
+                if (size(items) - 1) * times + 1 > MAX_ITEMS:  # said before the list is made
+                    raise NotLiteral(f"a list of more than {MAX_ITEMS:,} numbers: too large to be an answer")
                 return items * times
             raise NotLiteral(ast.unparse(node)[:60])
         a, b = _number(a), _number(b)
@@ -102,8 +140,19 @@ def _value_of(node: ast.AST, names: dict):
                 return _number(MATH[name](_number(_value_of(node.args[0], names))))
             except (ValueError, OverflowError) as err:
                 raise NotLiteral(str(err)) from None
-        if name in ("float", "int", "list", "tuple"):
-            return _value_of(node.args[0], names)
+        if name in ("float", "int"):  # as Python does: int(0.9) is 0
+            value = _value_of(node.args[0], names)
+            if not isinstance(value, (int, float, str)) or isinstance(value, bool) or len(str(value)) > 400:
+                raise NotLiteral(f"{name}() of {str(value)[:40]}")
+            try:
+                return _number({"float": float, "int": int}[name](value))
+            except (ValueError, OverflowError) as err:
+                raise NotLiteral(str(err)[:60]) from None
+        if name in ("list", "tuple"):
+            value = _value_of(node.args[0], names)
+            if not isinstance(value, list):
+                raise NotLiteral(f"{name}() of {str(value)[:40]}")
+            return list(value)
     raise NotLiteral(ast.unparse(node)[:60])
 
 
@@ -262,14 +311,21 @@ def _read_answers(notebook: dict) -> tuple[dict[str, Given], Declared]:
     names: dict = {}
     found: dict[str, Given] = {}
     declared, callers = Declared(), set()
-    for cell in notebook.get("cells", []):
+    last_run: dict[str, tuple] = {}  # question -> ((execution count, cell index), its record's value)
+    for index, cell in enumerate(notebook.get("cells", [])):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
+        records = _records(cell)
+        count = cell.get("execution_count")
+        when = (count if isinstance(count, int) and not isinstance(count, bool) else -1, index)
+        for name in records:
+            value = _recorded(name, records)
+            if value is not None and (name not in last_run or when > last_run[name][0]):
+                last_run[name] = (when, value)
         source = cell.get("source", "")
         source = "".join(source) if isinstance(source, list) and all(isinstance(x, str) for x in source) else source
         if not isinstance(source, str):
             continue
-        records = _records(cell)
         try:
             tree = _parse(source)
         except (RecursionError, MemoryError):
@@ -282,6 +338,16 @@ def _read_answers(notebook: dict) -> tuple[dict[str, Given], Declared]:
             _read_cell(tree, names, records, found, declared, callers)
         except RecursionError:
             _unreadable_cell(source, records, found, "nested too deeply to read")
+    for name, (_, value) in last_run.items():  # every call that ran, whatever name or loop made it: the last decides
+        given = found.get(name)
+        if given is not None and given.value is not None and _same(name, given.value, value):
+            continue
+        if given is not None and given.value is not None and given.source == "code":
+            note = (f"your last run of an answer call judged {_shown(value)}, while the code, read in order, gives "
+                    f"{_shown(given.value)}: the last run's record counts")
+        else:
+            note = "read from the record your last run of an answer call left in its cell's output"
+        found[name] = Given(name, value, "output", note)
     return found, declared
 
 
@@ -325,11 +391,100 @@ def _key_of(call: ast.Call) -> str | None:
     return None
 
 
+class TooCostly(RuntimeError):
+    """Reading a notebook's answers took more memory or time than ``bounded`` allows."""
+
+
+def _mapped() -> int:
+    """The bytes of address space this process maps now (VmSize)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def bounded(fn, *args, seconds: float = READ_SECONDS, memory_mb: int = READ_MEMORY_MB):
+    """``fn(*args)`` run in a child process forked from this one, whose address space may grow by ``memory_mb``
+    beyond what this process maps now (RLIMIT_AS: an allocation beyond it is a MemoryError there, never the OOM
+    killer here), killed after ``seconds``; its value comes back pickled. TooCostly says which limit it met; an
+    exception in ``fn`` is raised here as TooCostly too, with its name. The fork is made holding ``AST_LOCK``, so
+    the child never waits on a lock another of the grader's threads held."""
+    with AST_LOCK:
+        reader, writer = os.pipe()
+        limit = _mapped() + memory_mb * 1024 * 1024
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads: the child only reads and judges
+            pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            code = 0
+            try:
+                os.close(reader)
+                resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+                try:
+                    out = ("value", fn(*args))
+                except MemoryError:
+                    out = ("memory", None)
+                except BaseException as err:  # noqa: BLE001 - said to the parent
+                    out = ("error", f"{type(err).__name__}: {str(err)[:200]}")
+                data = pickle.dumps(out)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(writer, view):]
+            except BaseException:  # noqa: BLE001
+                code = 1
+            finally:
+                os._exit(code)
+    os.close(writer)
+    chunks, deadline, late = [], time.monotonic() + seconds, False
+    with selectors.DefaultSelector() as sel:
+        sel.register(reader, selectors.EVENT_READ)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not sel.select(left):
+                late = True
+                break
+            chunk = os.read(reader, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    os.close(reader)
+    if late:
+        os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    if late:
+        raise TooCostly(f"reading the answers took longer than {seconds:g} s")
+    try:
+        kind, value = pickle.loads(b"".join(chunks))
+    except Exception:  # noqa: BLE001 - the child died before it said anything
+        raise TooCostly(f"reading the answers needed more than {memory_mb} MB (the reader ended with status "
+                        f"{status})") from None
+    if kind == "memory":
+        raise TooCostly(f"reading the answers needed more than {memory_mb} MB")
+    if kind == "error":
+        raise TooCostly(f"reading the answers failed ({value})")
+    return value
+
+
 def mark_answers(notebook: dict, student: str, exercises: list[str], key: str | None = None) -> list[dict]:
     """One row per question of ``exercises``: status, mark (its points if right), message. Each answer is judged
     for ``student``'s instance (drawn from ``key``, the student's course key, when the course has a secret); an
     answer that cannot be read or judged costs that question only, and its row says why. A practice question is
-    judged and said, for 0 points."""
+    judged and said, for 0 points. Read and judged in a child process (``bounded``): a notebook whose answers take
+    more memory or time than that allows gets a row for each of its questions that says so."""
+    try:
+        return bounded(_mark_answers, notebook, student, exercises, key, seconds=READ_SECONDS,
+                       memory_mb=READ_MEMORY_MB)
+    except TooCostly as err:
+        return [{"question": q.name, "status": "not readable", "mark": 0, "points": 0 if q.practice else q.points,
+                 "message": f"the answers of this notebook could not be read: {err}"}
+                for q in QUESTIONS.values() if q.exercise in exercises]
+
+
+def _mark_answers(notebook: dict, student: str, exercises: list[str], key: str | None = None) -> list[dict]:
     student = normal_name(student)
     found, declared = read_answers_and_key(notebook)
     rows = []

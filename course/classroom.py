@@ -42,10 +42,11 @@ from pathlib import Path
 
 from toy.exercises import CheckResult, questions
 
-from . import answers, sandbox, similarity
+from . import answers, private, sandbox, similarity
 from . import secret as course_secret
 from .assignment import WRITTEN, Assignment, points_text
 from .marks import AnswerKey, Settings, grade_exercise, result_record
+from .tables import formula_like
 from .tables import to_csv as _csv
 
 PRACTICE_NOTE = "a practice question: checked, not graded"  # answers.mark_answers's note
@@ -72,13 +73,9 @@ class BookNotebook:
 
 
 def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that a reader sees the old file or the new one, never half of one."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(3)}.tmp")
-    with open(tmp, "w", newline="") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    """Write ``text`` to ``path`` so that a reader sees the old file or the new one, never half of one; 0600, for
+    the instructor alone (``course.private``: marks, names and feedback)."""
+    private.write(path, text)
 
 
 def safe_name(text: str) -> str:
@@ -263,8 +260,8 @@ class Busy(RuntimeError):
 
 @contextlib.contextmanager
 def _lock(out: Path):
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / ".lock", "a+") as f:
+    private.folder(out)
+    with open(out / ".lock", "a+", opener=lambda p, flags: os.open(p, flags, 0o600)) as f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -329,8 +326,8 @@ def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: flo
                              f"{len(previous['assignment']['points']) or 'every'} exercises): give this one an --out "
                              "of its own (each assignment's output goes to a folder of its own)")
         results = out / "results"
-        results.mkdir(exist_ok=True)
-        (out / "feedback").mkdir(exist_ok=True)
+        private.folder(results)
+        private.folder(out / "feedback")
         pairs = submissions(folder)
         if students:
             students = [questions.normal_name(s) for s in students]
@@ -535,7 +532,8 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
     total_of = {row[0]: row[len(columns) + 1] for row in gradebook}
     # Canvas's gradebook import (a new column makes a new assignment; students matched by SIS Login ID) and Moodle's
     # "Import grades from CSV" (map Username to the user's username): the folder names are the students' logins
-    # (the identity cells, login and SIS ID, are written as they are: an LMS matches them byte for byte)
+    # (no cell starts a formula, identity cells included: a login that would is escaped, so that student is matched
+    # by hand, and by-hand.txt names them; canvas-import.csv and moodle-worksheet.csv match by the LMS's own id)
     who = {row[0]: (roster or {}).get(row[0]) for row in gradebook}
     login = {name: s.login if s else name for name, s in who.items()}
     sis = {name: s.sis_id if s else "" for name, s in who.items()}
@@ -543,9 +541,16 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
     atomic_write(out / "canvas.csv", _csv(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", assignment.name],
                                           [["Points Possible", "", "", "", "", possible]]
                                           + [[as_written[row[0]], "", sis[row[0]], login[row[0]], "", total_of[row[0]]]
-                                             for row in gradebook], verbatim=(2, 3)))
+                                             for row in gradebook]))
     atomic_write(out / "moodle.csv", _csv(["Username", assignment.name],
-                                          [[login[row[0]], total_of[row[0]]] for row in gradebook], verbatim=(0,)))
+                                          [[login[row[0]], total_of[row[0]]] for row in gradebook]))
+    by_hand = sorted(name for name in login if formula_like(login[name]) or formula_like(sis[name]))
+    if by_hand:
+        atomic_write(out / "by-hand.txt", "These students' login or SIS ID starts with = + - or @, which canvas.csv "
+                     "and moodle.csv escape (a spreadsheet would run it): enter their marks by hand, or grade with the "
+                     "LMS's own export as --roster (matched by its id):\n" + "".join(f"  {n}\n" for n in by_hand))
+    else:
+        (out / "by-hand.txt").unlink(missing_ok=True)
     atomic_write(out / "similarity.csv", _csv(["exercise", "student", "other", "similarity", "threshold", "shared",
                                                "min_shared", "review"], sorted(similar)))
     for student, lines in feedback.items():

@@ -358,8 +358,10 @@ def main(argv=None) -> int:
             secret = course_secret.load(home())
             roster_file = course_file(args.roster_file) or default_roster()
             assignment_file = course_file(args.assignment_file)
-            if roster_file:
-                lms.read_students(roster_file)
+            if not roster_file:
+                raise ValueError("the autograder needs the class roster (--roster roster.csv, with sis_id or login "
+                                 "for each student): a submission's instance comes from the roster alone")
+            lms.read_students(roster_file)
             if assignment_file and _assignment(assignment_file, editions_book()).count_practice:
                 raise ValueError(f"{assignment_file}: the Gradescope autograder does not count practice questions "
                                  "yet; give it an assignment file without count_practice")
@@ -368,7 +370,7 @@ def main(argv=None) -> int:
         out = (args.out or home() / "gradescope-autograder.zip").resolve()
         write_autograder(out, secret, roster_file, assignment_file)
         print(f"autograder: {out}")
-        print(f"  roster: {roster_file or 'none (each instance is drawn from the Gradescope name)'}; assignment: "
+        print(f"  roster: {roster_file} (submitters matched by SID, else email); assignment: "
               f"{assignment_file or 'every exercise'}; course secret: {'in it' if secret else 'none yet'} "
               "(the zip is the instructor's: never hand it out)")
         print("  Gradescope: Programming Assignment > Configure Autograder > Zip file upload: this file")

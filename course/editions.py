@@ -19,7 +19,7 @@ import nbformat
 
 from toy.exercises.questions import QUESTIONS, RUBRICS, as_value, normal_name, questions_of
 
-from . import roster
+from . import private, roster
 from . import secret as course_secret
 from .assignment import WRITTEN, Assignment, points_text
 from .classroom import BookNotebook
@@ -172,24 +172,25 @@ def write_editions(out: Path, students: list | None = None, assignment: Assignme
     as_written = {normal_name(s.name): s.as_written for s in given}
     names = [as_written.get(s.name, s.name) for s in checked]
     written = {"student": [], "instructor": []}
+    private.folder(out)
     for edition in written:
         folder = out / edition
         if folder.exists():
             shutil.rmtree(folder)
-        folder.mkdir(parents=True)
+        private.folder(folder)
     for path in book_notebooks():
         nb = colab_setup(nbformat.read(path, as_version=4), url)
         strip_outputs(nb)
         target = out / "instructor" / path.name
-        nbformat.write(answered_at_the_books_setting(nb), target)
+        private.write(target, nbformat.writes(answered_at_the_books_setting(nb)) + "\n")
         written["instructor"].append(target)
         for name in names or [None]:
             folder = out / "student" / name if name else out / "student"
-            folder.mkdir(exist_ok=True)
+            private.folder(folder)
             edition = with_student(student_edition(nb), name, course_secret.student_key(secret, name or ""))
             if assignment is not None:
                 edition = for_assignment(edition, assignment)
-            nbformat.write(edition, folder / path.name)
+            private.write(folder / path.name, nbformat.writes(edition) + "\n")
             written["student"].append(folder / path.name)
     return written
 

@@ -1,13 +1,16 @@
 """Gradescope's autograder: ``course.py gradescope`` writes the zip Gradescope builds its image from, and
 ``run(root)`` is what its ``run_autograder`` runs on each submission.
 
-The zip holds ``setup.sh`` (installs Python, bubblewrap and util-linux, and the book's requirements into
-``/autograder/venv``), ``run_autograder``, the book's code (``toybook/``: ``course/``, ``toy/``, ``chapters/``) and the
-course's own files (``toybook/config/``: the course secret, the roster, the assignment), which no student sees.
+The zip holds ``setup.sh`` (run once, as root with a bare environment: a Python of 3.11 or newer, the image's or
+Ubuntu's ``python3.11``; bubblewrap and util-linux; ``requirements-grader.txt`` alone into ``/autograder/venv``, and a
+path file for the zip's own ``toy`` and ``course``; on an image it cannot serve, one line naming the base image to
+choose), ``run_autograder``, the book's code (``toybook/``: ``course/``, ``toy/``, ``chapters/``) and the course's own
+files (``toybook/config/``: the course secret, the roster, the assignment), which no student sees.
 
 On each submission, as root: ``/autograder/source`` is made readable by root alone (the secret and the solutions in
-it); the student is found on the roster by the SID, else the email, of ``submission_metadata.json`` (else their
-Gradescope name is their name), so their instance is the one their edition showed; the notebook in
+it); the student is found on the roster by the SID, else the email, of ``submission_metadata.json``, so their instance
+is the one their edition showed (a submitter on the roster by neither is not graded, and the output says what to
+fix: the name a submitter types on Gradescope never chooses an instance); the notebook in
 ``submission/`` is graded exercise by exercise as ``course.py grade`` does, each in a sandbox: bubblewrap where it
 starts, else (a container without user namespaces) a fresh unprivileged uid with the grader's limits
 (``sandbox.isolation``); never as root, never unsandboxed. Only the grader, after every sandbox has ended, writes
@@ -24,23 +27,60 @@ import time
 import zipfile
 from pathlib import Path
 
+from . import private
+
 ROOT = Path(__file__).resolve().parents[1]
-SETUP = """#!/usr/bin/env bash
-# Gradescope runs this once, as root, when it builds the autograder's image.
+SETUP = r"""#!/usr/bin/env bash
+# Gradescope runs this once, as root and with a bare environment, when it builds the autograder's image from the
+# zip unpacked at /autograder/source. It installs what grading needs, and nothing of the book's toolchain: a Python
+# of 3.11 or newer (the image's own if it has one, else Ubuntu's python3.11), bubblewrap and util-linux (setpriv,
+# prlimit), and requirements-grader.txt into /autograder/venv. On an image it cannot serve it stops with one line.
 set -euo pipefail
-apt-get update
-apt-get install -y --no-install-recommends python3 python3-venv python3-pip bubblewrap util-linux
-python3 -m venv /autograder/venv
-/autograder/venv/bin/python -m pip install -r /autograder/source/toybook/requirements.txt
-/autograder/venv/bin/python -m pip install --no-deps -e /autograder/source/toybook
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive
+BOOK=/autograder/source/toybook
+IMAGE="Ubuntu 22.04 or newer (variant Base)"
+stop() { echo "setup.sh: $1" >&2; exit 1; }
+usable() { "$1" -c 'import sys, ensurepip; ensurepip.version(); sys.exit(sys.version_info < (3, 11))' 2>/dev/null; }
+python_here() {
+  local p
+  for p in python3.13 python3.12 python3.11 python3; do
+    if command -v "$p" >/dev/null && usable "$(command -v "$p")"; then command -v "$p"; return 0; fi
+  done
+  return 1
+}
+missing=()
+command -v bwrap >/dev/null || missing+=(bubblewrap)
+{ command -v setpriv && command -v prlimit; } >/dev/null || missing+=(util-linux)
+python_here >/dev/null || missing+=(python3.11 python3.11-venv)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup.sh: installing ${missing[*]} with apt-get"
+  if ! { command -v apt-get >/dev/null && apt-get update -qq >/tmp/toybook-apt.log 2>&1 \
+         && apt-get install -y -qq --no-install-recommends "${missing[@]}" >>/tmp/toybook-apt.log 2>&1; }; then
+    have=$(python3 --version 2>/dev/null || echo "no python3")
+    stop "could not install ${missing[*]} (this image has $have; the grader needs 3.11 or newer; see \
+/tmp/toybook-apt.log): choose the base image $IMAGE under Configure Autograder"
+  fi
+fi
+PYTHON=$(python_here) || stop "no Python 3.11 or newer with venv here: choose the base image $IMAGE under \
+Configure Autograder"
+echo "setup.sh: $("$PYTHON" --version) at $PYTHON"
+chmod o+x /autograder  # the uid sandbox's Python is /autograder/venv's: others may pass through, not list
+rm -rf /autograder/venv
+"$PYTHON" -m venv /autograder/venv
+/autograder/venv/bin/python -m pip install -q --no-input -r "$BOOK/requirements-grader.txt"
+# toy and course from the zip's own files: a path file, so the only copy stays in /autograder/source, which grading
+# makes root's alone (a copy in site-packages would be readable by the sandbox's uid)
+site=$(/autograder/venv/bin/python -c 'import site; print(site.getsitepackages()[0])')
+echo "$BOOK" > "$site/toybook.pth"
+/autograder/venv/bin/python -I -c 'import course.gradescope, toy, IPython, nbformat; print("setup.sh: ready")'
 """
 RUN = """#!/usr/bin/env bash
 # Gradescope runs this, as root, on each submission: it writes /autograder/results/results.json.
 cd /autograder/source/toybook
-exec "${TOYBOOK_PYTHON:-/autograder/venv/bin/python}" -I -c \\
-  'import sys; sys.path.insert(0, "/autograder/source/toybook"); from course import gradescope; gradescope.main()'
+exec /autograder/venv/bin/python -I -c 'from course import gradescope; gradescope.main()'
 """
-PACKED = ("course", "toy", "chapters", "scripts/course.py", "requirements.txt", "pyproject.toml")
+REQUIREMENTS = "requirements-grader.txt"
+PACKED = ("course", "toy", "chapters", REQUIREMENTS)
 VISIBILITY = "after_published"
 
 
@@ -48,8 +88,7 @@ def write_autograder(out: Path, secret: bytes | None, roster_file: Path | None =
                      assignment_file: Path | None = None) -> Path:
     """The autograder zip at ``out`` (see the module's docstring)."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+    with private.replacing(out) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
         for name, text in (("setup.sh", SETUP), ("run_autograder", RUN)):
             info = zipfile.ZipInfo(name)
             info.external_attr = 0o100755 << 16
@@ -68,7 +107,6 @@ def write_autograder(out: Path, secret: bytes | None, roster_file: Path | None =
             z.write(roster_file, "toybook/config/roster" + (Path(roster_file).suffix or ".txt"))
         if assignment_file is not None:
             z.write(assignment_file, "toybook/config/assignment.toml")
-    tmp.replace(out)
     return out
 
 
@@ -76,28 +114,33 @@ def _config(root: Path) -> Path:
     return root / "source" / "toybook" / "config"
 
 
-def student_of(root: Path, config: Path) -> tuple[str, str]:
-    """(the student's name on the roster, how they were found) from ``submission_metadata.json``."""
-    from toy.exercises.questions import normal_name
-
+def student_of(root: Path, config: Path) -> tuple[str | None, str]:
+    """(the student's name on the roster, how they were found) from ``submission_metadata.json``: a submitter's SID,
+    else email, on the roster (``roster.find_submitter``); (None, what to fix) if none is, since the name a
+    submitter types on Gradescope never chooses the instance."""
     from . import lms
+    from . import roster as rosters
 
     try:
         users = json.loads((root / "submission_metadata.json").read_text(encoding="utf-8")).get("users") or []
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):
         users = []
-    rosters = sorted(config.glob("roster.*"))
-    members = lms.read_roster(rosters[0]).members if rosters else []
+    users = [u for u in users if isinstance(u, dict)]
+    rosters_here = sorted(config.glob("roster.*"))
+    if not rosters_here:
+        return None, ("the autograder holds no roster, so no instance can be chosen: your instructor must rebuild it "
+                      "with course.py gradescope --roster")
+    by_sid, by_login = rosters.identity_keys(lms.read_roster(rosters_here[0]).members)
     for user in users:
-        sid, email = normal_name(str(user.get("sid") or "")), normal_name(str(user.get("email") or "")).lower()
-        for m in members:
-            if sid and m.sis_id == sid:
-                return m.name, f"SID {sid} on the roster"
-            if email and normal_name(m.login).lower() == email:
-                return m.name, f"email {email} on the roster"
-    if users and users[0].get("name"):
-        return normal_name(str(users[0]["name"])), "not on the roster: the instance is drawn from the Gradescope name"
-    return "student", "no submission_metadata.json: the instance is drawn from the name 'student'"
+        member, how = rosters.find_submitter(user, by_sid, by_login)
+        if member is not None:
+            return member.name, f"{how} on the roster"
+    if not users:
+        return None, "Gradescope gave no submitter (submission_metadata.json), so no instance can be chosen"
+    said = "; ".join(f"SID {str(u.get('sid') or '')!r}, email {str(u.get('email') or '')!r}" for u in users)
+    return None, (f"no submitter of this submission ({said}) is on the course roster by SID or email, so it cannot be "
+                  "graded: check your SID and email in Gradescope's account settings against what the course has; "
+                  "your instructor adds them to the roster (sis_id, login) and uploads the autograder again")
 
 
 def _isolation(limits) -> dict:
@@ -123,7 +166,7 @@ def _isolation(limits) -> dict:
         except sandbox.Refused as second:
             os.environ.pop("TOYBOOK_SANDBOX", None)
             raise sandbox.Refused(f"bubblewrap: {first}; another uid: {second}") from None
-        return {"isolation": f"another uid, without namespaces (bubblewrap did not start: {str(first)[:200]})",
+        return {"isolation": f"another uid, without namespaces (bubblewrap did not start: {first})",
                 **said}
 
 
@@ -148,6 +191,10 @@ def grade(root: Path = Path("/autograder"), seed: int | None = None) -> dict:
                                                     for label, parts in nb.parts.items()})
                   if (config / "assignment.toml").exists() else Assignment())
     student, found = student_of(root, config)
+    if student is None:
+        print(f"not graded: {found}", file=sys.stderr)  # the instructor sees it in the autograder's output too
+        return _write(root, {"score": 0, "output": f"Not graded: {found}.", "tests": [],
+                             "extra_data": {"student": None, "unmatched": True}})
     limits = sandbox.Limits(memory_mb=1024, processes=64, disk_mb=64, cpu_seconds=300)
     settings = Settings(setup_seconds=120, case_seconds=10, limits=limits)
     lines = [f"Graded as {student} ({found})."]
@@ -212,9 +259,7 @@ def _write(root: Path, results: dict) -> dict:
     """results.json, written whole by the grader (root) after every sandbox has ended."""
     folder = root / "results"
     folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".results.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(results, indent=2, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, folder / "results.json")
+    private.write(folder / "results.json", json.dumps(results, indent=2, ensure_ascii=False))
     return results
 
 

@@ -39,8 +39,6 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from toy.exercises.questions import normal_name
-
 from . import roster as rosters
 
 LAYOUTS = ("canvas", "moodle", "gradescope")
@@ -353,8 +351,7 @@ def intake(source: Path, out: Path, roster: Roster, layout: str | None = None,
     files = _not_zipped_again(source, _archive_files(source, report))
     folder = out / "intake"
     by_id = {m.lms_id: m for m in roster.members if m.lms_id}
-    by_sid = {normal_name(m.sis_id): m for m in roster.members if m.sis_id}
-    by_login = {normal_name(m.login).lower(): m for m in roster.members if m.login}
+    by_sid, by_login = rosters.identity_keys(roster.members)
     if layout in ("canvas", "moodle") and not by_id:
         raise ValueError(f"the roster ({roster.kind}) has no {layout.capitalize()} ids: give --roster the "
                          + ("gradebook export (Student, ID, SIS User ID, SIS Login ID, Section)" if layout == "canvas"
@@ -476,8 +473,7 @@ def _match(path: str, layout: str, by_id: dict, by_sid: dict, by_login: dict, su
         return [], "", (), f"submission {found['submission']} is not in {METADATA}"
     members, unknown = [], []
     for person in people:
-        member = (by_sid.get(normal_name(person.get("sid", ""))) if person.get("sid") else None) or \
-            by_login.get(normal_name(person.get("email", "")).lower())
+        member, _ = rosters.find_submitter(person, by_sid, by_login)
         (members.append(member) if member else unknown.append(person.get("sid") or person.get("email") or "?"))
     if not members:
         return [], "", (), f"its submitters ({', '.join(unknown)}) are not on the roster (by SID, then email)"

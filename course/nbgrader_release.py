@@ -39,6 +39,7 @@ import nbformat
 
 from toy.exercises.questions import QUESTIONS, RUBRICS, as_value
 
+from . import private
 from .marks import CHECK_CALL
 
 ANSWER_CALL = re.compile(r"^toy\.exercises\.answer\(\s*[\"']([^\"']+)[\"']\s*,\s*\.\.\.\s*\)", re.M)
@@ -225,7 +226,8 @@ def write_course(out: Path, notebooks: list[Path], assignment: str, hidden_seed:
     source = out / "source" / assignment
     source.mkdir(parents=True, exist_ok=True)
     for path in notebooks:
-        nbformat.write(source_notebook(nbformat.read(path, as_version=4), hidden_seed, secret), source / path.name)
+        private.write(source / path.name,
+                      nbformat.writes(source_notebook(nbformat.read(path, as_version=4), hidden_seed, secret)) + "\n")
     (out / "nbgrader_config.py").write_text(CONFIG.format(assignment=assignment))
     write_kernel(out, python or sys.executable)
     return source

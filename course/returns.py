@@ -32,7 +32,7 @@ from markdown_it import MarkdownIt
 
 from toy.exercises import questions
 
-from . import maths
+from . import maths, private
 from . import secret as course_secret
 from .classroom import atomic_write, safe_name
 from .lms import Intake, Roster
@@ -123,7 +123,7 @@ def write(out: Path, taken: Intake, roster: Roster, secret: bytes | None, assign
     grades = _read(out / "grades.csv")
     total = {r["student"]: r["total"] for r in gradebook}
     pages = out / "feedback-html"
-    pages.mkdir(exist_ok=True)
+    private.folder(pages)
     page_of, notebook_of = {}, {}
     for student in total:
         md = out / "feedback" / f"{safe_name(student)}.md"
@@ -145,7 +145,7 @@ def write(out: Path, taken: Intake, roster: Roster, secret: bytes | None, assign
         rows += [[m.display or m.name, m.lms_id, m.sis_id, m.login, m.section, total[m.name]]
                  for m in roster.members if m.name in total]
         atomic_write(out / "canvas-import.csv", _csv(["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
-                                                      column], rows, verbatim=(1, 2, 3)))
+                                                      column], rows))
         zipped = {downloaded: notebook_of[name] for name, names in taken.names.items() if name in notebook_of
                   for downloaded in names[:1]}
         paths["canvas_import"] = str(out / "canvas-import.csv")
@@ -162,7 +162,7 @@ def write(out: Path, taken: Intake, roster: Roster, secret: bytes | None, assign
                     row[at["feedback comments"]] = (f"{total[member.name]} points: see the feedback file for each "
                                                     "exercise and question")
             rows.append(row)
-        atomic_write(out / "moodle-worksheet.csv", _csv(header, rows, verbatim=tuple(range(len(header)))))
+        atomic_write(out / "moodle-worksheet.csv", _csv(header, rows))
         zipped = {f"{(members[name].display or name).replace('_', ' ')}_{members[name].lms_id}_assignsubmission_file_"
                   "feedback.html": page_of[name] for name in taken.matched if name in page_of and name in members}
         paths["moodle_worksheet"] = str(out / "moodle-worksheet.csv")
@@ -182,9 +182,7 @@ def _possible(out: Path) -> str:
 
 
 def _zip(path: Path, files: dict[str, Path]) -> str:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+    with private.replacing(path) as tmp, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
         for name, source in sorted(files.items()):
             z.write(source, name)
-    tmp.replace(path)
     return str(path)

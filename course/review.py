@@ -14,7 +14,7 @@ import re
 from html import escape
 from pathlib import Path
 
-from . import similarity
+from . import private, similarity
 
 STYLE = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em auto;max-width:110em;padding:0 1em;
@@ -125,7 +125,7 @@ def write_pages(out: Path, flagged: list[tuple[similarity.Match, str, str]], wri
     """Write one page per ``(match, code, other_code)`` into ``out/review`` with ``write(path, text)``; remove the
     pages no longer flagged. Returns {(exercise, student, other): the page's path relative to ``out``}."""
     folder = out / "review"
-    folder.mkdir(exist_ok=True)
+    private.folder(folder)
     written = {}
     for match, code, other_code in flagged:
         name = file_name(match)

@@ -149,3 +149,24 @@ def read(path: Path) -> list[Student]:
 def identities(students: list[Student]) -> dict[str, Student]:
     """{name: student}, for the grader's exports (the name being the submission's folder)."""
     return {s.name: s for s in students}
+
+
+def identity_keys(members) -> tuple[dict, dict]:
+    """({SIS ID: member}, {login, lower case: member}) of roster members (anything with ``sis_id`` and ``login``),
+    in NFC: what ``find_submitter`` looks a submitter up in."""
+    by_sid = {normal_name(m.sis_id): m for m in members if m.sis_id}
+    by_login = {normal_name(m.login).lower(): m for m in members if m.login}
+    return by_sid, by_login
+
+
+def find_submitter(person: dict, by_sid: dict, by_login: dict):
+    """The roster member a Gradescope submitter (``{"sid": ..., "email": ...}`` of its submission metadata) is, and
+    how they were found: by their SID, else by their email as the roster's ``login``, both in NFC (the email in any
+    case); ``(None, "")`` if neither is on the roster. Never by their name, which they can edit on Gradescope."""
+    sid = normal_name(str(person.get("sid") or ""))
+    email = normal_name(str(person.get("email") or "")).lower()
+    if sid and sid in by_sid:
+        return by_sid[sid], f"SID {sid}"
+    if email and email in by_login:
+        return by_login[email], f"email {email}"
+    return None, ""

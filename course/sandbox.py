@@ -41,6 +41,8 @@ CGROUP_ROOTS = {"memory": Path("/sys/fs/cgroup/memory"), "pids": Path("/sys/fs/c
 CGROUP_V2 = Path("/sys/fs/cgroup")
 PREFIX = "toybook-grade"
 ARCHIVE = "/opt/grader/sandbox.zip"
+PROBE_SECONDS = 300
+"""How long the test sandbox may take to start and answer: a busy machine's slow start is waited for, not refused."""
 INSTALL = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) "
            "and util-linux's setpriv and prlimit")
 
@@ -402,20 +404,22 @@ def stderr_tail(proc: subprocess.Popen) -> str:
 def probe(limits: Limits) -> dict:
     """Start one sandbox and call a function in it; Refused, with what went wrong, unless it answers and runs as
     another user than root. Returns what the sandbox enforces on this machine, in words (for run.json)."""
-    from .channel import Channel  # the grader's own reader of a sandbox's replies
+    from .channel import Channel, Late  # the grader's own reader of a sandbox's replies
 
     proc, group = start(restricted_toy_plain(), limits)
     channel = Channel(proc)
     try:
         channel.send({"setup": {"cells": [[1, "import os\ndef probe():\n    return os.getuid()"]],
                                 "exercise": "probe", "function": "probe"}})
-        ready = channel.receive(60)
+        ready = channel.receive(PROBE_SECONDS)
         channel.send({"call": {"tuple": []}})
-        reply = channel.receive(60)
+        reply = channel.receive(PROBE_SECONDS)
         uid = reply.get("value", {}).get("number") if ready.get("ready") else None
     except Exception as err:  # noqa: BLE001 - whatever stops it, grading cannot start
-        proc.wait(timeout=5) if proc.poll() is None else None
-        said = stderr_tail(proc)
+        if proc.poll() is None:
+            proc.kill()  # Late: no answer in PROBE_SECONDS
+        proc.wait(timeout=30)
+        said = stderr_tail(proc) or (f"no answer in {PROBE_SECONDS} s" if isinstance(err, Late) else "")
         raise Refused(f"a test sandbox did not start ({type(err).__name__}{': ' + said if said else ''}); "
                       f"{INSTALL}, and run the grader as root or where unprivileged user namespaces are allowed"
                       ) from None
@@ -459,4 +463,30 @@ def requirements() -> str | None:
         return f"{', '.join(missing)} not found: {INSTALL}"
     if not sys.platform.startswith("linux") or not hasattr(os, "memfd_create"):
         return "grading runs student code in a Linux sandbox (bubblewrap); this is not Linux"
+    if isolation() == "uid":
+        return python_out_of_reach()
+    return None
+
+
+def python_out_of_reach() -> str | None:
+    """Why a sandbox of the ``uid`` isolation, which runs as a fresh uid in no group and sees the files as they are,
+    could not run the grader's Python (a folder on its way that others may not enter, such as a pyenv build under
+    root's private home; a program others may not execute), in one line; None if it can. (bubblewrap binds the
+    Python's folders into the sandbox with their parents passable, so it needs no such check.)"""
+    python = Path(sys.executable).absolute()
+    real = Path(os.path.realpath(python))
+    for target in dict.fromkeys([python, real, *python_roots()]):
+        for folder in _ancestors(target) + ([target] if target.is_dir() else []):
+            try:
+                mode = folder.stat().st_mode
+            except OSError:
+                continue
+            if not mode & 0o001:
+                return (f"the sandbox's uid cannot run the grader's Python {python}: it lies under {folder} "
+                        f"(mode {mode & 0o777:04o}), which other users may not enter; run the grader with a Python "
+                        "every user can run (Debian's python3.11, a venv made from it, or one under /opt or /usr)")
+    mode = real.stat().st_mode
+    if not mode & 0o001:
+        return (f"the sandbox's uid cannot run the grader's Python {real} (mode {mode & 0o777:04o}): let others "
+                "execute it, or run the grader with a Python every user can run")
     return None

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from toy.exercises.questions import RUBRICS, normal_name
 
-from . import maths
+from . import maths, private
 from . import secret as course_secret
 from .review import CSP
 from .tables import read_cell
@@ -58,7 +58,7 @@ def pseudonym_key(out: Path, secret: bytes | None) -> bytes:
         return secret
     path = out / SALT
     if not path.exists():
-        path.write_text(secrets.token_hex(32))
+        private.write(path, secrets.token_hex(32))
     return bytes.fromhex(path.read_text().strip())
 
 
@@ -140,7 +140,7 @@ def write_marking(out: Path, answers: dict[str, dict[str, str]], solutions: dict
     """Write the marking pages and add the missing rows to the marks file (see the module docstring).
     ``answers`` is {exercise: {student: text}}; returns {exercise: the page's path relative to ``out``}."""
     folder = out / "written"
-    folder.mkdir(exist_ok=True)
+    private.folder(folder)
     key = pseudonym_key(out, secret) if anonymous else b""
     pages = {}
     for exercise, mine in sorted(answers.items()):

@@ -156,3 +156,36 @@ def test_a_forgotten_name_is_said_in_the_notebook_and_in_the_feedback(tmp_path):
     assert "no name is set" in shown(nb)
     row = marked(nb)[TEL]
     assert "your notebook set no name" in row["message"], row
+
+
+# -- issue 47, part 6: every call of answer that ran is read from its record; the last run decides -----------------
+def test_style_answer_under_another_name(tmp_path):
+    nb = run(f"check = toy.exercises.answer\ncheck({TEL!r}, {right(TEL)!r})",
+             f"from toy import exercises\nsay = exercises.answer\nsay({PRED!r}, {right(PRED)!r})", tmp_path=tmp_path)
+    rows = marked(nb)
+    assert [rows[q]["status"] for q in EXERCISES_41] == ["right", "right"], rows
+
+
+def test_style_answer_in_a_loop_over_the_questions(tmp_path):
+    nb = run(f"mine = {{{TEL!r}: {right(TEL)!r}, {PRED!r}: {right(PRED)!r}}}\n"
+             "for question, value in mine.items():\n    toy.exercises.answer(question, value)", tmp_path=tmp_path)
+    rows = marked(nb)
+    assert [rows[q]["status"] for q in EXERCISES_41] == ["right", "right"], rows
+
+
+def test_style_a_later_run_beats_an_older_print_below_it(tmp_path):
+    """The right answer's cell sits above an older guess, printed; the student ran the guess, then the right cell
+    again: the last run counts, not the last cell."""
+    nb = run(f"def tel():\n    return {right(TEL)!r}\ntoy.exercises.answer({TEL!r}, tel())",
+             f"print(toy.exercises.answer({TEL!r}, 7.0))", again=(0,), tmp_path=tmp_path)
+    row = marked(nb)[TEL]
+    assert row["status"] == "right" and "last run" in row["message"], row
+
+
+def test_style_int_is_applied_as_python_does(tmp_path):
+    v = right(TEL)
+    source = f"k = 3.9\ntoy.exercises.answer({TEL!r}, {v!r} + int(k) - 3)"
+    assert marked({"cells": [{"cell_type": "code", "source": source, "outputs": []}]})[TEL]["status"] == "right"
+    row = marked(run(source, tmp_path=tmp_path))[TEL]
+    assert row["status"] == "right" and "record" not in row["message"], row  # source and record agree
+    assert answers.value_of(ast.parse("int(2.7) + float('0.5') + int(-1.5)", mode="eval").body, {}) == 1.5

@@ -2,8 +2,9 @@
 
 A name with a zero-width non-joiner keeps its written marks through a marking round and ``--resume``; a name typed
 as NFC in the roster and unzipped as NFD draws the same instance; a bad roster is refused before anything is
-written, naming each bad line; a login that starts like a formula is written as it is in the LMS files, which
-match it; a CSV roster's login and SIS ID go into the LMS files, the display name stays the name.
+written, naming each bad line; a login that starts like a formula is escaped in the LMS files like any cell, and
+by-hand.txt names its student (issue 47); a CSV roster's login and SIS ID go into the LMS files, the display
+name stays the name.
 """
 
 from __future__ import annotations
@@ -122,7 +123,9 @@ def test_a_csv_roster_keeps_login_and_sis_id_apart_from_the_name(tmp_path):
                   roster=roster.identities(students))
     canvas = list(csv.reader(open(tmp_path / "canvas.csv", encoding="utf-8")))
     by_name = {tables.read_cell(r[0]): r for r in canvas[2:]}
-    assert by_name[NFC][2:4] == ["S001", "=jnunez"] and by_name["Ana"][3] == "-ana"
-    assert by_name["=Eve"][3] == "=Eve"  # no roster entry: the folder's name, as it is
+    # a login that starts like a formula is escaped (issue 47), and by-hand.txt names its student
+    assert by_name[NFC][2:4] == ["S001", "'=jnunez"] and by_name["Ana"][3] == "'-ana"
+    assert by_name["=Eve"][3] == "'=Eve"  # no roster entry: the folder's name
     moodle = list(csv.reader(open(tmp_path / "moodle.csv", encoding="utf-8")))
-    assert {r[0] for r in moodle[1:]} == {"=jnunez", "-ana", "=Eve"}
+    assert {tables.read_cell(r[0]) for r in moodle[1:]} == {"=jnunez", "-ana", "=Eve"}
+    assert set((tmp_path / "by-hand.txt").read_text().splitlines()[1:]) == {f"  {n}" for n in (NFC, "Ana", "=Eve")}
