@@ -27,7 +27,7 @@ so how the methods compare depends on ``lr`` (section 4.4 runs them at several s
 
 from __future__ import annotations
 
-from functools import cache
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -55,7 +55,7 @@ METHODS = {
 }
 
 
-@cache
+@lru_cache(maxsize=64)
 def teacher(beta: float = 0.3, reward="sum_to_target") -> Policy:
     """The teacher π_T ∝ π_ref·e^{r/β}, as an autoregressive (tabular) policy."""
     beta = checks.positive_finite("beta", beta)
@@ -135,7 +135,7 @@ def distill(method: str, teacher_beta: float = 0.3, reward="sum_to_target", step
     return _distill(method, checks.positive_finite("teacher_beta", teacher_beta), reward, steps, n, seeds, lr)
 
 
-@cache
+@lru_cache(maxsize=64)
 def _distill(method, teacher_beta, reward, steps, n, seeds, lr) -> DistillCurves:
     ref, T = reference_policy(), teacher(teacher_beta, reward)
     prompts, K, L = PROMPTS, ref.n_actions, ref.length
