@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import checks
-from .exact import advantage_table, return_variances, values
+from .exact import _advantages_from_values, advantage_table, return_variances, values
 from .montecarlo import mc_value
 from .policy import Policy, check_policy, check_prompt
 from .rewards import reward_table
@@ -157,8 +157,4 @@ def vine_table(policy: Policy, reward, prompt, k: int, rng=None) -> np.ndarray:
             est[prefix] = mc_value(policy, reward, prompt, prefix, k, rng)
         tables.append(est)
     tables.append(np.asarray(R, dtype=float))
-    A = np.empty((K,) * L + (L,))
-    for t in range(L):
-        diff = tables[t + 1] - tables[t][..., None]
-        A[..., t] = diff.reshape(diff.shape + (1,) * (L - t - 1))
-    return A
+    return _advantages_from_values(tables)
