@@ -44,7 +44,7 @@ from toy.exercises import CheckResult, questions
 
 from . import answers, sandbox, similarity
 from . import secret as course_secret
-from .assignment import WRITTEN, Assignment, points_text
+from .assignment import WRITTEN, Assignment, points_rule, points_text
 from .marks import AnswerKey, Settings, grade_exercise, result_record
 from .tables import to_csv as _csv
 
@@ -411,19 +411,12 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
 
     records = sorted(records, key=lambda r: (r.get("student", ""), r.get("notebook") or ""))
     assignment = assignment or Assignment()
-    defaults = {part: p for nb in book.values() for parts in nb.parts.values() for part, p in parts.items()}
-    worth = {part: p for nb in book.values() for label, parts in nb.parts.items()
-             for part, p in assignment.scale(label, parts).items()}  # each part's points in this assignment
-    label_of = {part: label for nb in book.values() for label, parts in nb.parts.items() for part in parts}
-
-    def picked(part: str, label: str | None = None) -> bool:
-        return assignment.picks(label or label_of.get(part, part))
+    rule = points_rule(book, assignment)
+    worth, picked = rule.worth, rule.picks  # each part's points in this assignment
 
     def scaled(part: str, mark):
         """A part's mark in this assignment's points ("" when not marked yet; 0 for a part that is not graded)."""
-        if mark == "" or part not in worth:
-            return mark if mark == "" else 0
-        return _points(mark / defaults[part] * worth[part])
+        return mark if mark == "" else _points(rule.mark(part, mark))
 
     rows, feedback, written_texts = [], {}, {}
     for record in records:

@@ -138,6 +138,24 @@ def resume_command(argv: list[str], out: Path) -> str:
     return shlex.join(program + words + ["--out", str(out), "--resume"])
 
 
+Refused = object()
+"""What ``load_secret`` returns when the course's secret cannot be read (it has said why)."""
+
+
+def load_secret(command: str, without: str):
+    """The course's secret for ``course.py command``: its bytes; None, saying what happens ``without`` it, when the
+    course folder has none yet; ``Refused``, after printing the error, when it cannot be read."""
+    try:
+        secret = course_secret.load(home())
+    except ValueError as err:
+        print(f"course.py {command}: {err}", file=sys.stderr)
+        return Refused
+    if secret is None:
+        print(f"course.py {command}: the course folder {home()} has no secret yet (course.py editions makes one), so "
+              f"{without}", file=sys.stderr)
+    return secret
+
+
 def _positive(kind):
     def parse(text):
         value = kind(text)
@@ -289,14 +307,9 @@ def main(argv=None) -> int:
                 print("course.py grade: no notebook matched a student on the roster: nothing to grade",
                       file=sys.stderr)
                 return 2
-        try:
-            secret = course_secret.load(home())
-        except ValueError as err:
-            print(f"course.py grade: {err}", file=sys.stderr)
+        secret = load_secret("grade", "each instance is drawn from the name alone")
+        if secret is Refused:
             return 2
-        if secret is None:
-            print(f"course.py grade: the course folder {home()} has no secret yet (course.py editions makes one), so "
-                  "each instance is drawn from the name alone", file=sys.stderr)
         limits = sandbox.Limits(memory_mb=args.memory_mb, processes=args.processes, disk_mb=args.disk_mb,
                                 cpu_seconds=int(args.timeout) + 60)
         try:
@@ -361,14 +374,10 @@ def main(argv=None) -> int:
                   "this Python: run it as .venv/bin/python scripts/course.py (after bash scripts/setup.sh)",
                   file=sys.stderr)
             return 2
-        try:
-            secret = course_secret.load(home())
-        except ValueError as err:
-            print(f"course.py nbgrader: {err}", file=sys.stderr)
+        secret = load_secret("nbgrader", "the class's one instance of the questions is drawn from this folder's "
+                             "hidden seed alone")
+        if secret is Refused:
             return 2
-        if secret is None:
-            print(f"no course secret in {home()} (course.py editions makes one): the class's one instance of the "
-                  "questions is drawn from this folder's hidden seed alone")
         source = write_course(out, book_notebooks(), args.assignment, python=sys.executable, secret=secret)
         print(f"nbgrader course folder: {out} (source notebooks in {source}; the notebooks are graded in this "
               f"Python, {sys.executable}, registered in the folder as the kernel python3)")
