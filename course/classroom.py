@@ -70,9 +70,10 @@ class BookNotebook:
 
 
 def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that a reader sees the old file or the new one, never half of one."""
+    """Write ``text`` to ``path`` so that a reader sees the old file or the new one, never half of one; UTF-8
+    whatever the locale (the names of a class are any Unicode)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(3)}.tmp")
-    with open(tmp, "w", newline="") as f:
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
         f.write(text)
         f.flush()
         os.fsync(f.fileno())

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import nbformat
 
-from toy.exercises.questions import QUESTIONS, RUBRICS, as_value, normal_name, questions_of
+from toy.exercises.questions import QUESTIONS, RUBRICS, as_value, questions_of
 
 from . import roster
 from . import secret as course_secret
@@ -212,15 +212,6 @@ def answered_at_the_books_setting(nb):
         cell.source = ANSWER_CELL.sub(right, cell.source).replace("  # replace ... with your answer",
                                                                   "  # the answer at the book's setting")
     return out
-
-
-def checks_name(name: str) -> str:
-    """A student's name from a roster, as a folder name: refused, saying why, if it could not be one."""
-    name = normal_name(name)
-    said = roster.problem(name)
-    if said or name in (".", ".."):
-        raise ValueError(f"a student's name must be usable as a folder: {said or repr(name)}")
-    return name
 
 
 def _defines(source: str) -> str | None:
