@@ -156,6 +156,12 @@ def test_an_archive_too_big_or_too_full_is_refused_before_anything_is_unpacked(t
     assert not taken.matched and "5,000 bytes, more than the 1,000" in "\n".join(taken.report)
     with pytest.raises(ValueError, match="no Canvas ids"):
         lms.intake(archive, tmp_path / "out", roster_of(tmp_path, COURSE_ROSTER, "r2.csv"), "canvas")
+    full = tmp_path / "full.zip"  # too many files, each small: refused by their count, before any is unpacked
+    make_zip(full, {f"a_1001_{i}_{NOTEBOOK}": b"{}" for i in range(4)})
+    monkeypatch.setattr(lms, "MAX_MEMBERS", 3)
+    with pytest.raises(ValueError, match="holds 4 files, more than the 3 the grader unpacks"):
+        lms.intake(full, tmp_path / "out2", roster, "canvas")
+    assert not (tmp_path / "out2" / "intake").exists()
 
 
 @pytest.mark.parametrize("folders", [False, True])
