@@ -303,13 +303,7 @@ def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: flo
         sandbox.sweep()
         enforced = sandbox.probe(settings.limits)
         previous = json.loads((out / "run.json").read_text()) if (out / "run.json").exists() else {}
-        if resume or students:
-            if "seed" not in previous:
-                raise ValueError(f"nothing to resume in {out}: it has no run.json from an earlier run")
-            if seed is not None and seed != previous["seed"]:
-                raise ValueError(f"--seed {seed} differs from the seed of the run in {out} ({previous['seed']})")
-            seed = previous["seed"]
-        seed = secrets.randbelow(2**31) if seed is None else seed
+        seed = _run_seed(out, previous, seed, resume or bool(students))
         which = {"name": (assignment or Assignment()).name, "points": (assignment or Assignment()).points}
         if "assignment" in previous and previous["assignment"] != which:
             raise ValueError(f"{out} holds the grades of another assignment ({previous['assignment']['name']!r}, "
@@ -330,43 +324,11 @@ def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: flo
                  "limits": asdict(settings.limits), "sandbox": enforced, "submissions": len(pairs)}
         atomic_write(out / "run.json", json.dumps({**previous, **about, "finished": False}, indent=2))
 
-        records, todo = {}, []
-        for student, path in pairs:
-            where = hashlib.sha256(str(path.relative_to(folder)).encode()).hexdigest()[:8]
-            file = results / f"{safe_name(student)}--{safe_name(path.name)}--{where}.json"
-            old = _load(file)
-            if old and (students and student not in students or resume and _still_current(old, path, seed)):
-                records[file] = old
-            else:
-                todo.append((student, path, file))
+        records, todo = _kept_and_todo(folder, pairs, results, seed, resume, students)
         bar = Progress(len(pairs)) if progress else None
-        start, interrupted = time.monotonic(), False
-        pool = ThreadPoolExecutor(max_workers=jobs)
-        try:
-            futures = {pool.submit(grade_submission, student, path, book, keys, settings, timeout, secret,
-                                   assignment): file
-                       for student, path, file in todo}
-            done = len(records)
-            if bar:
-                bar.show(done, min(jobs, len(todo)))
-            for future in as_completed(futures):
-                record = {**future.result(), "seed": seed}
-                records[futures[future]] = record
-                atomic_write(futures[future], json.dumps(record))
-                done += 1
-                if bar:
-                    bar.show(done, min(jobs, len(pairs) - done))
-        except KeyboardInterrupt:
-            interrupted = True
-            STOPPING.set()
-            if threading.current_thread() is threading.main_thread():
-                signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
-                signal.signal(signal.SIGTERM, signal.SIG_IGN)
-            sandbox.stop_all()
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-            sandbox.stop_all()
-            STOPPING.clear()
+        start = time.monotonic()
+        interrupted = _grade_each(todo, records, len(pairs), jobs, bar, seed,
+                                  (book, keys, settings, timeout, secret, assignment))
         about["seconds"] = round(time.monotonic() - start, 1)
         about["graded_now"] = sum(1 for _, _, file in todo if file in records)
         about["finished"] = not interrupted
@@ -381,6 +343,66 @@ def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: flo
             signal.signal(signal.SIGINT, signal.default_int_handler)
         raise KeyboardInterrupt
     return about
+
+
+def _run_seed(out: Path, previous: dict, seed: int | None, again: bool) -> int:
+    """The seed of the hidden cases: the earlier run's in ``out`` when grading ``again`` (--resume, --student), which
+    a --seed given must match; else the one given, or a fresh one."""
+    if again:
+        if "seed" not in previous:
+            raise ValueError(f"nothing to resume in {out}: it has no run.json from an earlier run")
+        if seed is not None and seed != previous["seed"]:
+            raise ValueError(f"--seed {seed} differs from the seed of the run in {out} ({previous['seed']})")
+        seed = previous["seed"]
+    return secrets.randbelow(2**31) if seed is None else seed
+
+
+def _kept_and_todo(folder: Path, pairs: list, results: Path, seed: int, resume: bool, students) -> tuple[dict, list]:
+    """The records kept from an earlier run ({result file: record}: the students not named again, or, resuming,
+    the submissions unchanged since with the same seed) and what is graded now ([(student, path, result file)])."""
+    records, todo = {}, []
+    for student, path in pairs:
+        where = hashlib.sha256(str(path.relative_to(folder)).encode()).hexdigest()[:8]
+        file = results / f"{safe_name(student)}--{safe_name(path.name)}--{where}.json"
+        old = _load(file)
+        if old and (students and student not in students or resume and _still_current(old, path, seed)):
+            records[file] = old
+        else:
+            todo.append((student, path, file))
+    return records, todo
+
+
+def _grade_each(todo: list, records: dict, total: int, jobs: int, bar, seed: int, how: tuple) -> bool:
+    """Grade each (student, path, result file) of ``todo``, ``jobs`` at once (``how``: grade_submission's book,
+    keys, settings, timeout, secret and assignment), each record written as it is done and put in ``records``.
+    Returns whether Ctrl-C stopped it (every sandbox is stopped before it returns)."""
+    interrupted = False
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
+        futures = {pool.submit(grade_submission, student, path, *how): file
+                   for student, path, file in todo}
+        done = len(records)
+        if bar:
+            bar.show(done, min(jobs, len(todo)))
+        for future in as_completed(futures):
+            record = {**future.result(), "seed": seed}
+            records[futures[future]] = record
+            atomic_write(futures[future], json.dumps(record))
+            done += 1
+            if bar:
+                bar.show(done, min(jobs, total - done))
+    except KeyboardInterrupt:
+        interrupted = True
+        STOPPING.set()
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        sandbox.stop_all()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        sandbox.stop_all()
+        STOPPING.clear()
+    return interrupted
 
 
 def _load(file: Path) -> dict | None:
@@ -408,16 +430,58 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
     row per flag and student (a pair of classmates is two rows) with the score, the threshold, the distinctive
     fragments shared and needed, and ``review``: the path, relative to ``out``, of the flag's page in review/
     (``course/review.py``: the two answers side by side)."""
-    from . import review, written  # (here, not at the top: this function is the only user)
+    from . import review, written  # (here, not at the top: only the reports use them)
 
     records = sorted(records, key=lambda r: (r.get("student", ""), r.get("notebook") or ""))
     assignment = assignment or Assignment()
     rule = points_rule(book, assignment)
-    worth, picked = rule.worth, rule.picks  # each part's points in this assignment
+    worth = rule.worth  # each part's points in this assignment
+    rows, feedback, written_texts = _record_rows(records, book, keys, rule)
+    flagged = _copies(records, book)
+    pages = review.write_pages(out, flagged, atomic_write)
+    marking = written.write_marking(out, written_texts, {ex: t for nb in book.values() for ex, t in nb.worked.items()},
+                                    anonymous, atomic_write, secret)
+    _hand_marked_rows(out, rule, rows, feedback, written_texts)
+    graded = {r["exercise"] for r in rows}
+    columns = [part for nb in book.values() for parts in nb.parts.values() for part in parts
+               if part in worth and (part in graded or part.endswith(WRITTEN) and part.split()[0] in written_texts)]
+    counts, similar = _flag_rows(flagged, pages)
+    gradebook = []
+    for student in sorted(feedback):
+        marks = {r["exercise"]: r["mark"] for r in rows if r["student"] == student and r["exercise"] in worth}
+        total = _points(sum(m for m in marks.values() if m != ""))
+        mine = counts.get(student, {})
+        flags = "; ".join(f"{ex}: {n} flag{'s' if n > 1 else ''}" for ex, n in sorted(
+            mine.items(), key=lambda item: columns.index(item[0]) if item[0] in columns else len(columns)))
+        gradebook.append([student, *(marks.get(ex, 0) for ex in columns), total, flags])
+    fields = ["student", "notebook", "exercise", "status", "cases_passed", "cases_total", "mark", "points", "message",
+              "seconds"]
+    atomic_write(out / "grades.csv", _csv(fields, [[r[f] for f in fields] for r in rows]))
+    atomic_write(out / "gradebook.csv", _csv(["student", *columns, "total", "flags"], gradebook))
+    possible = _points(sum(worth[c] for c in columns))
+    _write_lms_files(out, gradebook, roster, assignment, possible)
+    atomic_write(out / "similarity.csv", _csv(["exercise", "student", "other", "similarity", "threshold", "shared",
+                                               "min_shared", "review"], sorted(similar)))
+    _write_feedback(out, feedback, rows, gradebook, assignment.name, possible)
+    return {"gradebook": str(out / "gradebook.csv"), "grades": str(out / "grades.csv"),
+            "similarity": str(out / "similarity.csv"), "review": str(out / "review"),
+            "feedback": str(out / "feedback"), "written": str(out / "written"), "canvas": str(out / "canvas.csv"),
+            "moodle": str(out / "moodle.csv"),
+            "written_marks": str(out / written.MARKS), "marking_pages": len(marking)}
+
+
+def _scaled(rule, part: str, mark):
+    """A part's mark in this assignment's points ("" when not marked yet; 0 for a part that is not graded)."""
+    return mark if mark == "" else _points(rule.mark(part, mark))
+
+
+def _record_rows(records: list[dict], book: dict, keys: dict, rule) -> tuple[list, dict, dict]:
+    """grades.csv's rows for the checks and questions of every record, each student's feedback lines so far, and the
+    written answers to mark ({exercise: {student: text}})."""
+    worth, picked = rule.worth, rule.picks
 
     def scaled(part: str, mark):
-        """A part's mark in this assignment's points ("" when not marked yet; 0 for a part that is not graded)."""
-        return mark if mark == "" else _points(rule.mark(part, mark))
+        return _scaled(rule, part, mark)
 
     rows, feedback, written_texts = [], {}, {}
     for record in records:
@@ -458,10 +522,18 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
             rows.append({"student": student, "notebook": "", "exercise": "", "status": "not graded",
                          "cases_passed": 0, "cases_total": 0, "mark": 0, "points": "",
                          "message": record.get("problem", ""), "seconds": 0})
-    flagged = _copies(records, book)
-    pages = review.write_pages(out, flagged, atomic_write)
-    marking = written.write_marking(out, written_texts, {ex: t for nb in book.values() for ex, t in nb.worked.items()},
-                                    anonymous, atomic_write, secret)
+    return rows, feedback, written_texts
+
+
+def _hand_marked_rows(out: Path, rule, rows: list, feedback: dict, written_texts: dict) -> None:
+    """The written answers marked by hand (written-marks.csv) as rows of grades.csv and lines of the feedback."""
+    from . import written
+
+    worth = rule.worth
+
+    def scaled(part: str, mark):
+        return _scaled(rule, part, mark)
+
     by_hand = written.read_marks(out)
     for (student, exercise), criteria in sorted(by_hand.items()):
         if student not in feedback or exercise not in written_texts:
@@ -480,9 +552,10 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
         feedback[student] += [f"- {'✓' if g == a else '✗' if g == 0 else '~' if g is not None else '…'} "
                               f"{texts[i - 1] if 0 < i <= len(texts) else i}: "
                               f"{'not marked yet' if g is None else f'{g} of {a} pt'}" for i, a, g in criteria]
-    graded = {r["exercise"] for r in rows}
-    columns = [part for nb in book.values() for parts in nb.parts.values() for part in parts
-               if part in worth and (part in graded or part.endswith(WRITTEN) and part.split()[0] in written_texts)]
+
+
+def _flag_rows(flagged: list, pages: dict) -> tuple[dict, list]:
+    """How many flags each student has per exercise, and similarity.csv's rows (a pair of classmates is two)."""
     counts: dict[str, dict[str, int]] = {}  # student -> exercise -> flags
     similar = []  # one row per flag and per student in it (a pair of classmates is two rows)
     for match, _, _ in flagged:
@@ -493,19 +566,11 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
             similar.append([match.exercise, student, other, f"{match.score:.3f}", f"{match.threshold:.2f}",
                             len(match.shared), match.min_shared,
                             pages[(match.exercise, match.student, match.other)]])
-    gradebook = []
-    for student in sorted(feedback):
-        marks = {r["exercise"]: r["mark"] for r in rows if r["student"] == student and r["exercise"] in worth}
-        total = _points(sum(m for m in marks.values() if m != ""))
-        mine = counts.get(student, {})
-        flags = "; ".join(f"{ex}: {n} flag{'s' if n > 1 else ''}" for ex, n in sorted(
-            mine.items(), key=lambda item: columns.index(item[0]) if item[0] in columns else len(columns)))
-        gradebook.append([student, *(marks.get(ex, 0) for ex in columns), total, flags])
-    fields = ["student", "notebook", "exercise", "status", "cases_passed", "cases_total", "mark", "points", "message",
-              "seconds"]
-    atomic_write(out / "grades.csv", _csv(fields, [[r[f] for f in fields] for r in rows]))
-    atomic_write(out / "gradebook.csv", _csv(["student", *columns, "total", "flags"], gradebook))
-    possible = _points(sum(worth[c] for c in columns))
+    return counts, similar
+
+
+def _write_lms_files(out: Path, gradebook: list, roster: dict | None, assignment: Assignment, possible) -> None:
+    """canvas.csv and moodle.csv: the totals in each LMS's gradebook import."""
     # Canvas's gradebook import (a new column makes a new assignment; students matched by SIS Login ID) and Moodle's
     # "Import grades from CSV" (map Username to the user's username): the folder names are the students' logins
     # (the identity cells, login and SIS ID, are written as they are: an LMS matches them byte for byte)
@@ -518,13 +583,15 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
                                              for row in gradebook], verbatim=(2, 3)))
     atomic_write(out / "moodle.csv", _csv(["Username", assignment.name],
                                           [[login[row[0]], row[-2]] for row in gradebook], verbatim=(0,)))
-    atomic_write(out / "similarity.csv", _csv(["exercise", "student", "other", "similarity", "threshold", "shared",
-                                               "min_shared", "review"], sorted(similar)))
+
+
+def _write_feedback(out: Path, feedback: dict, rows: list, gradebook: list, name: str, possible) -> None:
+    """One feedback page per student: the total, how many checks pass and answers are right, then each part."""
     for student, lines in feedback.items():
         mine = [r for r in rows if r["student"] == student and r["exercise"] and r["cases_total"] != ""]
         answered = [r for r in rows if r["student"] == student and r["exercise"] in questions.QUESTIONS]
         total = next(row[-2] for row in gradebook if row[0] == student)
-        head = (f"# Feedback for {student}\n\n**{assignment.name}: {total} of {possible} points**"
+        head = (f"# Feedback for {student}\n\n**{name}: {total} of {possible} points**"
                 + (" (written answers not marked yet)" if any(r["student"] == student and r["mark"] == ""
                                                              for r in rows) else "") + ".\n\n"
                 f"{sum(1 for r in mine if r['status'] == 'pass')} of {len(mine)} checked exercises "
@@ -533,11 +600,6 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
             head += (f"{sum(1 for r in answered if r['status'] == 'right')} of {len(answered)} answers are right "
                      "(for your own instance of each question: the one drawn from your name).\n")
         atomic_write(out / "feedback" / f"{safe_name(student)}.md", head + "\n".join(lines) + "\n")
-    return {"gradebook": str(out / "gradebook.csv"), "grades": str(out / "grades.csv"),
-            "similarity": str(out / "similarity.csv"), "review": str(out / "review"),
-            "feedback": str(out / "feedback"), "written": str(out / "written"), "canvas": str(out / "canvas.csv"),
-            "moodle": str(out / "moodle.csv"),
-            "written_marks": str(out / written.MARKS), "marking_pages": len(marking)}
 
 
 def _said(mark, points) -> str:
