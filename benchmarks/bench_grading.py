@@ -20,7 +20,7 @@ import nbformat
 from course import cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' hostile class lives in tests/
-from tests import hostile_class as hc  # noqa: E402
+from tests import hostile_class as hc
 
 KINDS = {
     "honest": hc.honest(),

@@ -66,6 +66,39 @@ class Assignment:
         return {part: self.points[label] * p / total for part, p in parts.items()}
 
 
+@dataclass(frozen=True)
+class Points:
+    """The points rule of one assignment, the one every route that marks uses (``course.py grade``'s gradebook and
+    Gradescope's results): a part's mark in the assignment is ``mark / default × worth``, where ``default`` is the
+    part's points in the book (a check's 1, a question's declared points, a rubric's points) and ``worth`` its points
+    in the assignment (``Assignment.scale``); a part the assignment does not grade is worth 0."""
+
+    defaults: dict  # part -> its points in the book
+    worth: dict  # part -> its points in this assignment (only the parts it grades)
+    label_of: dict  # part -> the label of its exercise
+    assignment: Assignment = field(default_factory=Assignment)
+
+    def picks(self, part: str, label: str | None = None) -> bool:
+        """Whether the assignment grades ``part`` (of the exercise ``label``, or the part's own exercise)."""
+        return self.assignment.picks(label or self.label_of.get(part, part))
+
+    def mark(self, part: str, mark: float) -> float:
+        """The part's points in the assignment for ``mark`` of its default points (unrounded)."""
+        worth = self.worth.get(part, 0)
+        return mark / self.defaults[part] * worth if worth and part in self.defaults else 0
+
+
+def points_rule(book: dict, assignment: Assignment | None = None) -> Points:
+    """The ``Points`` rule of ``assignment`` (default: every exercise at its default points) over ``book``, the
+    chapter's notebooks (``editions.book()``: each with ``parts``, {exercise label: {part: default points}})."""
+    assignment = assignment or Assignment()
+    labelled = [(label, parts) for nb in book.values() for label, parts in nb.parts.items()]
+    return Points(defaults={part: p for label, parts in labelled for part, p in assignment.parts(label, parts).items()},
+                  worth={part: p for label, parts in labelled for part, p in assignment.scale(label, parts).items()},
+                  label_of={part: label for label, parts in labelled for part in assignment.parts(label, parts)},
+                  assignment=assignment)  # defaults and labels include the practice questions the assignment counts
+
+
 def load(path: Path, known: dict[str, dict[str, float]]) -> Assignment:
     """Read an assignment file; ``known`` is every exercise label with its parts. Errors name what is wrong."""
     try:

@@ -44,7 +44,7 @@ from toy.exercises import CheckResult, questions
 
 from . import answers, private, sandbox, similarity
 from . import secret as course_secret
-from .assignment import WRITTEN, Assignment, points_text
+from .assignment import WRITTEN, Assignment, points_rule, points_text
 from .marks import AnswerKey, Settings, grade_exercise, result_record
 from .tables import formula_like
 from .tables import to_csv as _csv
@@ -311,13 +311,7 @@ def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: flo
         sandbox.sweep()
         enforced = sandbox.probe(settings.limits)
         previous = json.loads((out / "run.json").read_text()) if (out / "run.json").exists() else {}
-        if resume or students:
-            if "seed" not in previous:
-                raise ValueError(f"nothing to resume in {out}: it has no run.json from an earlier run")
-            if seed is not None and seed != previous["seed"]:
-                raise ValueError(f"--seed {seed} differs from the seed of the run in {out} ({previous['seed']})")
-            seed = previous["seed"]
-        seed = secrets.randbelow(2**31) if seed is None else seed
+        seed = _run_seed(out, previous, seed, resume or bool(students))
         which = {"name": (assignment or Assignment()).name, "points": (assignment or Assignment()).points}
         if assignment is not None and assignment.count_practice:
             which["count_practice"] = sorted(assignment.count_practice)
@@ -340,43 +334,11 @@ def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: flo
                  "limits": asdict(settings.limits), "sandbox": enforced, "submissions": len(pairs)}
         atomic_write(out / "run.json", json.dumps({**previous, **about, "finished": False}, indent=2))
 
-        records, todo = {}, []
-        for student, path in pairs:
-            where = hashlib.sha256(str(path.relative_to(folder)).encode()).hexdigest()[:8]
-            file = results / f"{safe_name(student)}--{safe_name(path.name)}--{where}.json"
-            old = _load(file)
-            if old and (students and student not in students or resume and _still_current(old, path, seed)):
-                records[file] = old
-            else:
-                todo.append((student, path, file))
+        records, todo = _kept_and_todo(folder, pairs, results, seed, resume, students)
         bar = Progress(len(pairs)) if progress else None
-        start, interrupted = time.monotonic(), False
-        pool = ThreadPoolExecutor(max_workers=jobs)
-        try:
-            futures = {pool.submit(grade_submission, student, path, book, keys, settings, timeout, secret,
-                                   assignment): file
-                       for student, path, file in todo}
-            done = len(records)
-            if bar:
-                bar.show(done, min(jobs, len(todo)))
-            for future in as_completed(futures):
-                record = {**future.result(), "seed": seed}
-                records[futures[future]] = record
-                atomic_write(futures[future], json.dumps(record))
-                done += 1
-                if bar:
-                    bar.show(done, min(jobs, len(pairs) - done))
-        except KeyboardInterrupt:
-            interrupted = True
-            STOPPING.set()
-            if threading.current_thread() is threading.main_thread():
-                signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
-                signal.signal(signal.SIGTERM, signal.SIG_IGN)
-            sandbox.stop_all()
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-            sandbox.stop_all()
-            STOPPING.clear()
+        start = time.monotonic()
+        interrupted = _grade_each(todo, records, len(pairs), jobs, bar, seed,
+                                  (book, keys, settings, timeout, secret, assignment))
         about["seconds"] = round(time.monotonic() - start, 1)
         about["graded_now"] = sum(1 for _, _, file in todo if file in records)
         about["finished"] = not interrupted
@@ -391,6 +353,66 @@ def grade_class(folder: Path, out: Path, book: dict, jobs: int = 1, timeout: flo
             signal.signal(signal.SIGINT, signal.default_int_handler)
         raise KeyboardInterrupt
     return about
+
+
+def _run_seed(out: Path, previous: dict, seed: int | None, again: bool) -> int:
+    """The seed of the hidden cases: the earlier run's in ``out`` when grading ``again`` (--resume, --student), which
+    a --seed given must match; else the one given, or a fresh one."""
+    if again:
+        if "seed" not in previous:
+            raise ValueError(f"nothing to resume in {out}: it has no run.json from an earlier run")
+        if seed is not None and seed != previous["seed"]:
+            raise ValueError(f"--seed {seed} differs from the seed of the run in {out} ({previous['seed']})")
+        seed = previous["seed"]
+    return secrets.randbelow(2**31) if seed is None else seed
+
+
+def _kept_and_todo(folder: Path, pairs: list, results: Path, seed: int, resume: bool, students) -> tuple[dict, list]:
+    """The records kept from an earlier run ({result file: record}: the students not named again, or, resuming,
+    the submissions unchanged since with the same seed) and what is graded now ([(student, path, result file)])."""
+    records, todo = {}, []
+    for student, path in pairs:
+        where = hashlib.sha256(str(path.relative_to(folder)).encode()).hexdigest()[:8]
+        file = results / f"{safe_name(student)}--{safe_name(path.name)}--{where}.json"
+        old = _load(file)
+        if old and (students and student not in students or resume and _still_current(old, path, seed)):
+            records[file] = old
+        else:
+            todo.append((student, path, file))
+    return records, todo
+
+
+def _grade_each(todo: list, records: dict, total: int, jobs: int, bar, seed: int, how: tuple) -> bool:
+    """Grade each (student, path, result file) of ``todo``, ``jobs`` at once (``how``: grade_submission's book,
+    keys, settings, timeout, secret and assignment), each record written as it is done and put in ``records``.
+    Returns whether Ctrl-C stopped it (every sandbox is stopped before it returns)."""
+    interrupted = False
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
+        futures = {pool.submit(grade_submission, student, path, *how): file
+                   for student, path, file in todo}
+        done = len(records)
+        if bar:
+            bar.show(done, min(jobs, len(todo)))
+        for future in as_completed(futures):
+            record = {**future.result(), "seed": seed}
+            records[futures[future]] = record
+            atomic_write(futures[future], json.dumps(record))
+            done += 1
+            if bar:
+                bar.show(done, min(jobs, total - done))
+    except KeyboardInterrupt:
+        interrupted = True
+        STOPPING.set()
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        sandbox.stop_all()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        sandbox.stop_all()
+        STOPPING.clear()
+    return interrupted
 
 
 def _load(file: Path) -> dict | None:
@@ -418,24 +440,63 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
     row per flag and student (a pair of classmates is two rows) with the score, the threshold, the distinctive
     fragments shared and needed, and ``review``: the path, relative to ``out``, of the flag's page in review/
     (``course/review.py``: the two answers side by side)."""
-    from . import review, written  # (here, not at the top: this function is the only user)
+    from . import review, written  # (here, not at the top: only the reports use them)
 
     records = sorted(records, key=lambda r: (r.get("student", ""), r.get("notebook") or ""))
     assignment = assignment or Assignment()
-    defaults = {part: p for nb in book.values() for label, parts in nb.parts.items()
-                for part, p in assignment.parts(label, parts).items()}  # practice questions it counts included
-    worth = {part: p for nb in book.values() for label, parts in nb.parts.items()
-             for part, p in assignment.scale(label, parts).items()}  # each part's points in this assignment
-    label_of = {part: label for nb in book.values() for label, parts in nb.parts.items() for part in parts}
+    rule = points_rule(book, assignment)
+    worth = rule.worth  # each part's points in this assignment
+    rows, feedback, written_texts = _record_rows(records, book, keys, rule)
+    flagged = _copies(records, book)
+    pages = review.write_pages(out, flagged, atomic_write)
+    marking = written.write_marking(out, written_texts, {ex: t for nb in book.values() for ex, t in nb.worked.items()},
+                                    anonymous, atomic_write, secret)
+    _hand_marked_rows(out, rule, rows, feedback, written_texts)
+    graded = {r["exercise"] for r in rows}
+    columns = [part for nb in book.values() for label, parts in nb.parts.items()
+               for part in assignment.parts(label, parts)
+               if part in worth and (part in graded or part.endswith(WRITTEN) and part.split()[0] in written_texts)]
+    counts, similar = _flag_rows(flagged, pages)
+    gradebook = []
+    for student in sorted(feedback):
+        marks = {r["exercise"]: r["mark"] for r in rows if r["student"] == student and r["exercise"] in worth}
+        total = _points(sum(m for m in marks.values() if m != ""))
+        mine = counts.get(student, {})
+        flags = "; ".join(f"{ex}: {n} flag{'s' if n > 1 else ''}" for ex, n in sorted(
+            mine.items(), key=lambda item: columns.index(item[0]) if item[0] in columns else len(columns)))
+        gradebook.append([student, *(marks.get(ex, 0) for ex in columns), total, flags]
+                         + ([] if late is None else [late.get(student, "")]))
+    fields = ["student", "notebook", "exercise", "status", "cases_passed", "cases_total", "mark", "points", "message",
+              "seconds"]
+    atomic_write(out / "grades.csv", _csv(fields, [[r[f] for f in fields] for r in rows]))
+    atomic_write(out / "gradebook.csv", _csv(["student", *columns, "total", "flags"]
+                                             + ([] if late is None else ["late"]), gradebook))
+    possible = _points(sum(worth[c] for c in columns))
+    total_of = {row[0]: row[len(columns) + 1] for row in gradebook}
+    _write_lms_files(out, total_of, roster, assignment, possible)
+    atomic_write(out / "similarity.csv", _csv(["exercise", "student", "other", "similarity", "threshold", "shared",
+                                               "min_shared", "review"], sorted(similar)))
+    _write_feedback(out, feedback, rows, total_of, assignment.name, possible, late)
+    return {"gradebook": str(out / "gradebook.csv"), "grades": str(out / "grades.csv"),
+            "similarity": str(out / "similarity.csv"), "review": str(out / "review"),
+            "feedback": str(out / "feedback"), "written": str(out / "written"), "canvas": str(out / "canvas.csv"),
+            "moodle": str(out / "moodle.csv"),
+            "written_marks": str(out / written.MARKS), "marking_pages": len(marking),
+            "to_mark": sum(1 for r in rows if r["status"] == "to mark")}
 
-    def picked(part: str, label: str | None = None) -> bool:
-        return assignment.picks(label or label_of.get(part, part))
+
+def _scaled(rule, part: str, mark):
+    """A part's mark in this assignment's points ("" when not marked yet; 0 for a part that is not graded)."""
+    return mark if mark == "" else _points(rule.mark(part, mark))
+
+
+def _record_rows(records: list[dict], book: dict, keys: dict, rule) -> tuple[list, dict, dict]:
+    """grades.csv's rows for the checks and questions of every record, each student's feedback lines so far, and the
+    written answers to mark ({exercise: {student: text}})."""
+    worth, picked = rule.worth, rule.picks
 
     def scaled(part: str, mark):
-        """A part's mark in this assignment's points ("" when not marked yet; 0 for a part that is not graded)."""
-        if mark == "" or part not in worth:
-            return mark if mark == "" else 0
-        return _points(mark / defaults[part] * worth[part])
+        return _scaled(rule, part, mark)
 
     rows, feedback, written_texts = [], {}, {}
     for record in records:
@@ -463,7 +524,7 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
             q = questions.QUESTIONS.get(a["question"])
             if q is None or not picked(q.name, q.exercise):
                 continue
-            counted = q.practice and assignment.counts(q.name)  # a practice question this assignment counts
+            counted = q.practice and rule.assignment.counts(q.name)  # a practice question this assignment counts
             message = a["message"].replace(PRACTICE_NOTE, "counted by this assignment") if counted else a["message"]
             mark = scaled(q.name, (q.points if a["status"] == "right" else 0) if counted else a["mark"])
             rows.append({"student": student, "notebook": name, "exercise": a["question"], "status": a["status"],
@@ -478,10 +539,18 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
             rows.append({"student": student, "notebook": "", "exercise": "", "status": "not graded",
                          "cases_passed": 0, "cases_total": 0, "mark": 0, "points": "",
                          "message": record.get("problem", ""), "seconds": 0})
-    flagged = _copies(records, book)
-    pages = review.write_pages(out, flagged, atomic_write)
-    marking = written.write_marking(out, written_texts, {ex: t for nb in book.values() for ex, t in nb.worked.items()},
-                                    anonymous, atomic_write, secret)
+    return rows, feedback, written_texts
+
+
+def _hand_marked_rows(out: Path, rule, rows: list, feedback: dict, written_texts: dict) -> None:
+    """The written answers marked by hand (written-marks.csv) as rows of grades.csv and lines of the feedback."""
+    from . import written
+
+    worth = rule.worth
+
+    def scaled(part: str, mark):
+        return _scaled(rule, part, mark)
+
     by_hand = written.read_marks(out)
     for (student, exercise), criteria in sorted(by_hand.items()):
         if student not in feedback or exercise not in written_texts:
@@ -500,10 +569,10 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
         feedback[student] += [f"- {'✓' if g == a else '✗' if g == 0 else '~' if g is not None else '…'} "
                               f"{texts[i - 1] if 0 < i <= len(texts) else i}: "
                               f"{'not marked yet' if g is None else f'{g} of {a} pt'}" for i, a, g in criteria]
-    graded = {r["exercise"] for r in rows}
-    columns = [part for nb in book.values() for label, parts in nb.parts.items()
-               for part in assignment.parts(label, parts)
-               if part in worth and (part in graded or part.endswith(WRITTEN) and part.split()[0] in written_texts)]
+
+
+def _flag_rows(flagged: list, pages: dict) -> tuple[dict, list]:
+    """How many flags each student has per exercise, and similarity.csv's rows (a pair of classmates is two)."""
     counts: dict[str, dict[str, int]] = {}  # student -> exercise -> flags
     similar = []  # one row per flag and per student in it (a pair of classmates is two rows)
     for match, _, _ in flagged:
@@ -514,36 +583,25 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
             similar.append([match.exercise, student, other, f"{match.score:.3f}", f"{match.threshold:.2f}",
                             len(match.shared), match.min_shared,
                             pages[(match.exercise, match.student, match.other)]])
-    gradebook = []
-    for student in sorted(feedback):
-        marks = {r["exercise"]: r["mark"] for r in rows if r["student"] == student and r["exercise"] in worth}
-        total = _points(sum(m for m in marks.values() if m != ""))
-        mine = counts.get(student, {})
-        flags = "; ".join(f"{ex}: {n} flag{'s' if n > 1 else ''}" for ex, n in sorted(
-            mine.items(), key=lambda item: columns.index(item[0]) if item[0] in columns else len(columns)))
-        gradebook.append([student, *(marks.get(ex, 0) for ex in columns), total, flags]
-                         + ([] if late is None else [late.get(student, "")]))
-    fields = ["student", "notebook", "exercise", "status", "cases_passed", "cases_total", "mark", "points", "message",
-              "seconds"]
-    atomic_write(out / "grades.csv", _csv(fields, [[r[f] for f in fields] for r in rows]))
-    atomic_write(out / "gradebook.csv", _csv(["student", *columns, "total", "flags"]
-                                             + ([] if late is None else ["late"]), gradebook))
-    possible = _points(sum(worth[c] for c in columns))
-    total_of = {row[0]: row[len(columns) + 1] for row in gradebook}
+    return counts, similar
+
+
+def _write_lms_files(out: Path, total_of: dict, roster: dict | None, assignment: Assignment, possible) -> None:
+    """canvas.csv and moodle.csv: the totals ({student: points}) in each LMS's gradebook import, and by-hand.txt."""
     # Canvas's gradebook import (a new column makes a new assignment; students matched by SIS Login ID) and Moodle's
     # "Import grades from CSV" (map Username to the user's username): the folder names are the students' logins
     # (no cell starts a formula, identity cells included: a login that would is escaped, so that student is matched
     # by hand, and by-hand.txt names them; canvas-import.csv and moodle-worksheet.csv match by the LMS's own id)
-    who = {row[0]: (roster or {}).get(row[0]) for row in gradebook}
+    who = {name: (roster or {}).get(name) for name in total_of}
     login = {name: s.login if s else name for name, s in who.items()}
     sis = {name: s.sis_id if s else "" for name, s in who.items()}
     as_written = {name: getattr(s, "as_written", name) if s else name for name, s in who.items()}  # NFD stays NFD
     atomic_write(out / "canvas.csv", _csv(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", assignment.name],
                                           [["Points Possible", "", "", "", "", possible]]
-                                          + [[as_written[row[0]], "", sis[row[0]], login[row[0]], "", total_of[row[0]]]
-                                             for row in gradebook]))
+                                          + [[as_written[name], "", sis[name], login[name], "", total]
+                                             for name, total in total_of.items()]))
     atomic_write(out / "moodle.csv", _csv(["Username", assignment.name],
-                                          [[login[row[0]], total_of[row[0]]] for row in gradebook]))
+                                          [[login[name], total] for name, total in total_of.items()]))
     by_hand = sorted(name for name in login if formula_like(login[name]) or formula_like(sis[name]))
     if by_hand:
         atomic_write(out / "by-hand.txt", "These students' login or SIS ID starts with = + - or @, which canvas.csv "
@@ -551,13 +609,17 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
                      "LMS's own export as --roster (matched by its id):\n" + "".join(f"  {n}\n" for n in by_hand))
     else:
         (out / "by-hand.txt").unlink(missing_ok=True)
-    atomic_write(out / "similarity.csv", _csv(["exercise", "student", "other", "similarity", "threshold", "shared",
-                                               "min_shared", "review"], sorted(similar)))
+
+
+def _write_feedback(out: Path, feedback: dict, rows: list, total_of: dict, name: str, possible,
+                    late: dict | None = None) -> None:
+    """One feedback page per student: the total, how many checks pass and answers are right (and whether the LMS
+    says it came late: ``late``, {student: why}), then each part."""
     for student, lines in feedback.items():
         mine = [r for r in rows if r["student"] == student and r["exercise"] and r["cases_total"] != ""]
         answered = [r for r in rows if r["student"] == student and r["exercise"] in questions.QUESTIONS]
         total = total_of[student]
-        head = (f"# Feedback for {student}\n\n**{assignment.name}: {total} of {possible} points**"
+        head = (f"# Feedback for {student}\n\n**{name}: {total} of {possible} points**"
                 + (" (written answers not marked yet)" if any(r["student"] == student and r["mark"] == ""
                                                              for r in rows) else "") + ".\n\n"
                 f"{sum(1 for r in mine if r['status'] == 'pass')} of {len(mine)} checked exercises "
@@ -568,12 +630,6 @@ def write_reports(out: Path, records: list[dict], book: dict, keys: dict, anonym
             head += (f"{sum(1 for r in answered if r['status'] == 'right')} of {len(answered)} answers are right "
                      "(for your own instance of each question: the one drawn from your name).\n")
         atomic_write(out / "feedback" / f"{safe_name(student)}.md", head + "\n".join(lines) + "\n")
-    return {"gradebook": str(out / "gradebook.csv"), "grades": str(out / "grades.csv"),
-            "similarity": str(out / "similarity.csv"), "review": str(out / "review"),
-            "feedback": str(out / "feedback"), "written": str(out / "written"), "canvas": str(out / "canvas.csv"),
-            "moodle": str(out / "moodle.csv"),
-            "written_marks": str(out / written.MARKS), "marking_pages": len(marking),
-            "to_mark": sum(1 for r in rows if r["status"] == "to mark")}
 
 
 def verdict(status: str, message: str, joint: str = ":") -> str:

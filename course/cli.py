@@ -145,6 +145,24 @@ def resume_command(argv: list[str], out: Path) -> str:
     return shlex.join(program + words + ["--out", str(out), "--resume"])
 
 
+Refused = object()
+"""What ``load_secret`` returns when the course's secret cannot be read (it has said why)."""
+
+
+def load_secret(command: str, without: str):
+    """The course's secret for ``course.py command``: its bytes; None, saying what happens ``without`` it, when the
+    course folder has none yet; ``Refused``, after printing the error, when it cannot be read."""
+    try:
+        secret = course_secret.load(home())
+    except ValueError as err:
+        print(f"course.py {command}: {err}", file=sys.stderr)
+        return Refused
+    if secret is None:
+        print(f"course.py {command}: the course folder {home()} has no secret yet (course.py editions makes one), so "
+              f"{without}", file=sys.stderr)
+    return secret
+
+
 def _positive(kind):
     def parse(text):
         value = kind(text)
@@ -155,6 +173,22 @@ def _positive(kind):
 
 
 def main(argv=None) -> int:
+    """Run one command of ``course.py``: each is a function of its own below; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command == "editions":
+        return _editions(args, parser)
+    if args.command == "keys":
+        return _keys(args, parser)
+    if args.command == "grade":
+        return _grade(args, parser, argv)
+    if args.command == "gradescope":
+        return _gradescope(args, parser)
+    return _nbgrader(args)
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The command line: one subcommand per tool, each with its options."""
     parser = argparse.ArgumentParser(prog="course.py", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("editions", help="write the student and instructor editions")
@@ -213,189 +247,213 @@ def main(argv=None) -> int:
     p = sub.add_parser("nbgrader", help="write an nbgrader course folder with the chapter as one assignment")
     p.add_argument("--out", type=Path, default=None, help="default: ~/toybook-course/nbgrader-course")
     p.add_argument("--assignment", default=ASSIGNMENT)
-    args = parser.parse_args(argv)
+    return parser
 
-    if args.command == "editions":
-        from .editions import book, repository, write_editions
 
-        out = args.out or home() / "editions"
-        roster_file = course_file(args.students) or default_roster()
-        try:
-            roster = lms.read_students(roster_file) if roster_file else None
-            assignment = _assignment(course_file(args.assignment_file), book())
-            secret = course_secret.make(home())
-            url, why = repository()
-            made = write_editions(out, roster, assignment, secret, url)
-        except ValueError as err:
-            parser.error(str(err))
-        for edition, paths in made.items():
-            print(f"{edition}: {len(paths)} notebooks in {out / edition}")
-        if roster:
-            print(f"roster: {len(roster)} students from {roster_file}")
-        else:
-            print("no roster: the student edition has no names, so students check their answers at the book's "
-                  "setting until they set their name and key (made from the course secret, which only you have); "
-                  "give --students ROSTER (or put roster.txt in the course folder) for each student's own edition, "
-                  "name and key set, or hand out the lines course.py keys --students ROSTER prints")
-        print(f"course secret: {course_secret.path(home())} (each student's instance is drawn from it: keep it, back "
-              "it up, and never hand it out)")
-        if url:
-            print(f"on Colab the editions install toy from {url} ({why})")
-        else:
-            print(f"on Colab the editions cannot install toy: the book has no repository ({why}). Set repository.url "
-                  "in _config.yml to your copy's https://github.com/<owner>/<name> (README: Publish your own copy) "
-                  "and run editions again; until then the Colab cell says to ask you for the install line")
-    elif args.command == "keys":
-        roster_file = course_file(args.students) or default_roster()
-        if roster_file is None:
-            parser.error("keys: give --students ROSTER, or put roster.txt or roster.csv in the course folder")
-        try:
-            students = lms.read_students(roster_file)
-            secret = course_secret.load(home())
-        except ValueError as err:
-            parser.error(str(err))
-        if secret is None:
-            parser.error(f"keys: the course folder {home()} has no secret yet: run course.py editions first")
-        for student in students:
-            print(f"{student.name}\ttoy.exercises.student({student.name!r}, "
-                  f"{course_secret.student_key(secret, student.name)!r})")
-    elif args.command == "grade":
+def _editions(args, parser) -> int:
+    """course.py editions: the student and instructor editions, and the course secret on the first run."""
+    from .editions import book, repository, write_editions
 
-        if not args.submissions.exists():
-            parser.error(f"submissions folder {args.submissions} does not exist")
-        assignment_file = course_file(args.assignment_file)
-        base = args.submissions.resolve()
-        name = (base.name if base.is_dir() else base.stem) + (f"--{assignment_file.stem}" if assignment_file else "")
-        out = (args.out or home() / "grades" / name).resolve()
-        try:
-            layout = None if args.lms == "folder" else (lms.detect(base) if args.lms == "auto" else args.lms)
-        except ValueError as err:
-            print(f"course.py grade: {err}", file=sys.stderr)
-            return 2
-        if layout is None and not base.is_dir():
-            parser.error(f"{args.submissions} is a file, not a folder: give --lms canvas, moodle or gradescope")
-        roster_file = course_file(args.roster_file) or default_roster()
-        lms_roster = None
-        if layout is not None:
-            if roster_file is None:
-                print(f"course.py grade: {args.submissions} is {layout}'s download: give --roster, the LMS's roster "
-                      "export (Canvas's gradebook CSV, Moodle's grading worksheet) or the roster given to editions, "
-                      "so each file is matched to its student by id", file=sys.stderr)
-                return 2
-            made = not out.exists()
-            try:
-                lms_roster = lms.read_roster(roster_file)
-                taken = lms.intake(base, out, lms_roster, layout if layout != "unknown" else None,
-                                   set(editions_book_names()))
-            except ValueError as err:
-                if made and out.exists():  # nothing left behind: no empty grades/<name> folder
-                    shutil.rmtree(out)
-                print(f"course.py grade: {err}", file=sys.stderr)
-                return 2
-            report = lms.write_report(out, taken)
-            print(f"intake ({taken.layout}): {sum(len(v) for v in taken.matched.values())} notebooks from "
-                  f"{len(taken.matched)} students of {len(lms_roster.members)} on the roster, matched by "
-                  f"{'SID or email' if layout == 'gradescope' else layout.capitalize() + ' id'}; report: {report}")
-            for line in taken.report:
-                print(f"  {line}")
-            for late, why in sorted(taken.late.items()):
-                print(f"  late: {late} ({why})")
-            if not taken.matched:
-                print("course.py grade: no notebook matched a student on the roster: nothing to grade",
-                      file=sys.stderr)
-                return 2
-        try:
-            secret = course_secret.load(home())
-        except ValueError as err:
-            print(f"course.py grade: {err}", file=sys.stderr)
-            return 2
-        if secret is None:
-            print(f"course.py grade: the course folder {home()} has no secret yet (course.py editions makes one), so "
-                  "each instance is drawn from the name alone", file=sys.stderr)
-        limits = sandbox.Limits(memory_mb=args.memory_mb, processes=args.processes, disk_mb=args.disk_mb,
-                                cpu_seconds=int(args.timeout) + 60)
-        try:
-            about = grade(taken.folder if lms_roster else args.submissions, out, args.jobs, args.timeout,
-                          args.cell_timeout, args.case_timeout,
-                          args.seed, limits, args.resume, args.student, progress=not args.no_progress,
-                          anonymous=args.anonymous, assignment_file=assignment_file, secret=secret,
-                          roster_file=roster_file, roster=lms_roster.students() if lms_roster else None,
-                          late=taken.late if lms_roster else None)
-        except sandbox.Refused as err:
-            print(f"course.py grade: refused: {err}", file=sys.stderr)
-            return 2
-        except (ValueError, RuntimeError) as err:  # written.MarksError included: a mark out of range
-            print(f"course.py grade: {err}", file=sys.stderr)
-            return 2
-        except KeyboardInterrupt:
-            print(f"\nstopped: the gradebook of what was graded is in {out}; run again with --resume to finish",
-                  file=sys.stderr)
-            return 130
-        for what in ("gradebook", "grades", "similarity", "feedback", "written", "written_marks", "canvas", "moodle"):
-            print(f"{what}: {about[what]}")
-        if lms_roster is not None:
-            from . import returns
-
-            for what, where in returns.write(out, taken, lms_roster, secret, about["assignment"]["name"]).items():
-                print(f"{what}: {where}")
-            if taken.layout == "gradescope":
-                print("nothing here goes back to Gradescope: its marks come from the autograder (course.py "
-                      "gradescope); canvas.csv and moodle.csv carry these to your LMS")
-        print(f"seed of the hidden cases: {about['seed']}; {about['submissions']} submissions, "
-              f"{about['graded_now']} graded now in {about['seconds']:g} s")
-        for what, said in about["sandbox"].items():
-            print(f"sandbox, {what}: {said}")
-        if about.get("marking_pages") and about.get("to_mark", 1):
-            print(f"written answers: {about['marking_pages']} marking pages in {about['written']}; fill in the column "
-                  f"given of {about['written_marks']}, then run:")
-            print("  " + resume_command(sys.argv[1:] if argv is None else list(argv), out))
-        elif about.get("marking_pages"):
-            print(f"written answers: every mark of {about['written_marks']} is given, and in the gradebook")
-    elif args.command == "gradescope":
-        from .gradescope import write_autograder
-
-        try:
-            secret = course_secret.load(home())
-            roster_file = course_file(args.roster_file) or default_roster()
-            assignment_file = course_file(args.assignment_file)
-            if not roster_file:
-                raise ValueError("the autograder needs the class roster (--roster roster.csv, with sis_id or login "
-                                 "for each student): a submission's instance comes from the roster alone")
-            lms.read_students(roster_file)
-            if assignment_file and _assignment(assignment_file, editions_book()).count_practice:
-                raise ValueError(f"{assignment_file}: the Gradescope autograder does not count practice questions "
-                                 "yet; give it an assignment file without count_practice")
-        except ValueError as err:
-            parser.error(str(err))
-        out = (args.out or home() / "gradescope-autograder.zip").resolve()
-        write_autograder(out, secret, roster_file, assignment_file)
-        print(f"autograder: {out}")
-        print(f"  roster: {roster_file} (submitters matched by SID, else email); assignment: "
-              f"{assignment_file or 'every exercise'}; course secret: {'in it' if secret else 'none yet'} "
-              "(the zip is the instructor's: never hand it out)")
-        print("  Gradescope: Programming Assignment > Configure Autograder > Zip file upload: this file")
+    out = args.out or home() / "editions"
+    roster_file = course_file(args.students) or default_roster()
+    try:
+        roster = lms.read_students(roster_file) if roster_file else None
+        assignment = _assignment(course_file(args.assignment_file), book())
+        secret = course_secret.make(home())
+        url, why = repository()
+        made = write_editions(out, roster, assignment, secret, url)
+    except ValueError as err:
+        parser.error(str(err))
+    for edition, paths in made.items():
+        print(f"{edition}: {len(paths)} notebooks in {out / edition}")
+    if roster:
+        print(f"roster: {len(roster)} students from {roster_file}")
     else:
-        from .editions import book_notebooks
-        from .nbgrader_release import write_course
+        print("no roster: the student edition has no names, so students check their answers at the book's "
+              "setting until they set their name and key (made from the course secret, which only you have); "
+              "give --students ROSTER (or put roster.txt in the course folder) for each student's own edition, "
+              "name and key set, or hand out the lines course.py keys --students ROSTER prints")
+    print(f"course secret: {course_secret.path(home())} (each student's instance is drawn from it: keep it, back "
+          "it up, and never hand it out)")
+    if url:
+        print(f"on Colab the editions install toy from {url} ({why})")
+    else:
+        print(f"on Colab the editions cannot install toy: the book has no repository ({why}). Set repository.url "
+              "in _config.yml to your copy's https://github.com/<owner>/<name> (README: Publish your own copy) "
+              "and run editions again; until then the Colab cell says to ask you for the install line")
+    return 0
 
-        out = (args.out or home() / "nbgrader-course").resolve()
-        missing = [m for m in ("ipykernel", "numpy", "toy") if importlib.util.find_spec(m) is None]
-        if missing:
-            print(f"course.py nbgrader: {sys.executable} lacks {', '.join(missing)}, and the notebooks are graded in "
-                  "this Python: run it as .venv/bin/python scripts/course.py (after bash scripts/setup.sh)",
-                  file=sys.stderr)
-            return 2
-        try:
-            secret = course_secret.load(home())
-        except ValueError as err:
-            print(f"course.py nbgrader: {err}", file=sys.stderr)
-            return 2
-        if secret is None:
-            print(f"no course secret in {home()} (course.py editions makes one): the class's one instance of the "
-                  "questions is drawn from this folder's hidden seed alone")
-        source = write_course(out, book_notebooks(), args.assignment, python=sys.executable, secret=secret)
-        print(f"nbgrader course folder: {out} (source notebooks in {source}; the notebooks are graded in this "
-              f"Python, {sys.executable}, registered in the folder as the kernel python3)")
-        for line in nbgrader_commands(out, args.assignment):
-            print(line)
+
+def _keys(args, parser) -> int:
+    """course.py keys: each student's line that sets their name and key."""
+    roster_file = course_file(args.students) or default_roster()
+    if roster_file is None:
+        parser.error("keys: give --students ROSTER, or put roster.txt or roster.csv in the course folder")
+    try:
+        students = lms.read_students(roster_file)
+        secret = course_secret.load(home())
+    except ValueError as err:
+        parser.error(str(err))
+    if secret is None:
+        parser.error(f"keys: the course folder {home()} has no secret yet: run course.py editions first")
+    for student in students:
+        print(f"{student.name}\ttoy.exercises.student({student.name!r}, "
+              f"{course_secret.student_key(secret, student.name)!r})")
+    return 0
+
+
+def _grade(args, parser, argv) -> int:
+    """course.py grade: an LMS's download taken in (or the grader's own folder), graded, and the files written."""
+    if not args.submissions.exists():
+        parser.error(f"submissions folder {args.submissions} does not exist")
+    assignment_file = course_file(args.assignment_file)
+    base = args.submissions.resolve()
+    name = (base.name if base.is_dir() else base.stem) + (f"--{assignment_file.stem}" if assignment_file else "")
+    out = (args.out or home() / "grades" / name).resolve()
+    try:
+        layout = None if args.lms == "folder" else (lms.detect(base) if args.lms == "auto" else args.lms)
+    except ValueError as err:
+        print(f"course.py grade: {err}", file=sys.stderr)
+        return 2
+    if layout is None and not base.is_dir():
+        parser.error(f"{args.submissions} is a file, not a folder: give --lms canvas, moodle or gradescope")
+    roster_file = course_file(args.roster_file) or default_roster()
+    lms_roster = taken = None
+    if layout is not None:
+        took = _intake(args, base, out, layout, roster_file)
+        if isinstance(took, int):
+            return took
+        lms_roster, taken = took
+    secret = load_secret("grade", "each instance is drawn from the name alone")
+    if secret is Refused:
+        return 2
+    limits = sandbox.Limits(memory_mb=args.memory_mb, processes=args.processes, disk_mb=args.disk_mb,
+                            cpu_seconds=int(args.timeout) + 60)
+    try:
+        about = grade(taken.folder if lms_roster else args.submissions, out, args.jobs, args.timeout,
+                      args.cell_timeout, args.case_timeout,
+                      args.seed, limits, args.resume, args.student, progress=not args.no_progress,
+                      anonymous=args.anonymous, assignment_file=assignment_file, secret=secret,
+                      roster_file=roster_file, roster=lms_roster.students() if lms_roster else None,
+                      late=taken.late if lms_roster else None)
+    except sandbox.Refused as err:
+        print(f"course.py grade: refused: {err}", file=sys.stderr)
+        return 2
+    except (ValueError, RuntimeError) as err:  # written.MarksError included: a mark out of range
+        print(f"course.py grade: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\nstopped: the gradebook of what was graded is in {out}; run again with --resume to finish",
+              file=sys.stderr)
+        return 130
+    _say_graded(about, out, taken, lms_roster, secret, argv)
+    return 0
+
+
+def _intake(args, base: Path, out: Path, layout: str, roster_file: Path | None):
+    """An LMS's download taken into ``out``/intake, each file matched to the roster by the LMS's ids, the report said:
+    (the roster, the intake), or the exit status when nothing can be graded."""
+    if roster_file is None:
+        print(f"course.py grade: {args.submissions} is {layout}'s download: give --roster, the LMS's roster "
+              "export (Canvas's gradebook CSV, Moodle's grading worksheet) or the roster given to editions, "
+              "so each file is matched to its student by id", file=sys.stderr)
+        return 2
+    made = not out.exists()
+    try:
+        lms_roster = lms.read_roster(roster_file)
+        taken = lms.intake(base, out, lms_roster, layout if layout != "unknown" else None,
+                           set(editions_book_names()))
+    except ValueError as err:
+        if made and out.exists():  # nothing left behind: no empty grades/<name> folder
+            shutil.rmtree(out)
+        print(f"course.py grade: {err}", file=sys.stderr)
+        return 2
+    report = lms.write_report(out, taken)
+    print(f"intake ({taken.layout}): {sum(len(v) for v in taken.matched.values())} notebooks from "
+          f"{len(taken.matched)} students of {len(lms_roster.members)} on the roster, matched by "
+          f"{'SID or email' if layout == 'gradescope' else layout.capitalize() + ' id'}; report: {report}")
+    for line in taken.report:
+        print(f"  {line}")
+    for late, why in sorted(taken.late.items()):
+        print(f"  late: {late} ({why})")
+    if not taken.matched:
+        print("course.py grade: no notebook matched a student on the roster: nothing to grade",
+              file=sys.stderr)
+        return 2
+    return lms_roster, taken
+
+
+def _say_graded(about: dict, out: Path, taken, lms_roster, secret, argv) -> None:
+    """Where the grades went (and the LMS's import files, for a download), the run's seed and sandbox, and the command
+    that merges the written marks."""
+    for what in ("gradebook", "grades", "similarity", "feedback", "written", "written_marks", "canvas", "moodle"):
+        print(f"{what}: {about[what]}")
+    if lms_roster is not None:
+        from . import returns
+
+        for what, where in returns.write(out, taken, lms_roster, secret, about["assignment"]["name"]).items():
+            print(f"{what}: {where}")
+        if taken.layout == "gradescope":
+            print("nothing here goes back to Gradescope: its marks come from the autograder (course.py "
+                  "gradescope); canvas.csv and moodle.csv carry these to your LMS")
+    print(f"seed of the hidden cases: {about['seed']}; {about['submissions']} submissions, "
+          f"{about['graded_now']} graded now in {about['seconds']:g} s")
+    for what, said in about["sandbox"].items():
+        print(f"sandbox, {what}: {said}")
+    if about.get("marking_pages") and about.get("to_mark", 1):
+        print(f"written answers: {about['marking_pages']} marking pages in {about['written']}; fill in the column "
+              f"given of {about['written_marks']}, then run:")
+        print("  " + resume_command(sys.argv[1:] if argv is None else list(argv), out))
+    elif about.get("marking_pages"):
+        print(f"written answers: every mark of {about['written_marks']} is given, and in the gradebook")
+
+
+def _gradescope(args, parser) -> int:
+    """course.py gradescope: the autograder's zip."""
+    from .gradescope import write_autograder
+
+    try:
+        secret = course_secret.load(home())
+        roster_file = course_file(args.roster_file) or default_roster()
+        assignment_file = course_file(args.assignment_file)
+        if not roster_file:
+            raise ValueError("the autograder needs the class roster (--roster roster.csv, with sis_id or login "
+                             "for each student): a submission's instance comes from the roster alone")
+        lms.read_students(roster_file)
+        if assignment_file and _assignment(assignment_file, editions_book()).count_practice:
+            raise ValueError(f"{assignment_file}: the Gradescope autograder does not count practice questions "
+                             "yet; give it an assignment file without count_practice")
+    except ValueError as err:
+        parser.error(str(err))
+    out = (args.out or home() / "gradescope-autograder.zip").resolve()
+    write_autograder(out, secret, roster_file, assignment_file)
+    print(f"autograder: {out}")
+    print(f"  roster: {roster_file} (submitters matched by SID, else email); assignment: "
+          f"{assignment_file or 'every exercise'}; course secret: {'in it' if secret else 'none yet'} "
+          "(the zip is the instructor's: never hand it out)")
+    print("  Gradescope: Programming Assignment > Configure Autograder > Zip file upload: this file")
+    return 0
+
+
+def _nbgrader(args) -> int:
+    """course.py nbgrader: an nbgrader course folder and the commands to run in it."""
+    from .editions import book_notebooks
+    from .nbgrader_release import write_course
+
+    out = (args.out or home() / "nbgrader-course").resolve()
+    missing = [m for m in ("ipykernel", "numpy", "toy") if importlib.util.find_spec(m) is None]
+    if missing:
+        print(f"course.py nbgrader: {sys.executable} lacks {', '.join(missing)}, and the notebooks are graded in "
+              "this Python: run it as .venv/bin/python scripts/course.py (after bash scripts/setup.sh)",
+              file=sys.stderr)
+        return 2
+    secret = load_secret("nbgrader", "the class's one instance of the questions is drawn from this folder's "
+                         "hidden seed alone")
+    if secret is Refused:
+        return 2
+    source = write_course(out, book_notebooks(), args.assignment, python=sys.executable, secret=secret)
+    print(f"nbgrader course folder: {out} (source notebooks in {source}; the notebooks are graded in this "
+          f"Python, {sys.executable}, registered in the folder as the kernel python3)")
+    for line in nbgrader_commands(out, args.assignment):
+        print(line)
     return 0

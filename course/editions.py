@@ -218,15 +218,6 @@ def answered_at_the_books_setting(nb):
     return out
 
 
-def checks_name(name: str) -> str:
-    """A student's name from a roster, as a folder name: refused, saying why, if it could not be one."""
-    name = normal_name(name)
-    said = roster.problem(name)
-    if said or name in (".", ".."):
-        raise ValueError(f"a student's name must be usable as a folder: {said or repr(name)}")
-    return name
-
-
 def _defines(source: str) -> str | None:
     match = re.match(r"\s*def (\w+)", source)
     return match.group(1) if match else None

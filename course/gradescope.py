@@ -176,7 +176,7 @@ def grade(root: Path = Path("/autograder"), seed: int | None = None) -> dict:
 
     from . import editions, sandbox
     from . import secret as course_secret
-    from .assignment import Assignment, load
+    from .assignment import Assignment, load, points_rule
     from .classroom import grade_submission, verdict
     from .marks import AnswerKey, Settings
 
@@ -211,10 +211,8 @@ def grade(root: Path = Path("/autograder"), seed: int | None = None) -> dict:
     notebooks = [p for p in notebooks if ".ipynb_checkpoints" not in p.parts]
     if not notebooks:
         lines.append("No notebook (.ipynb) was submitted.")
-    defaults = {part: p for nb in book.values() for parts in nb.parts.values() for part, p in parts.items()}
-    worth = {part: p for nb in book.values() for label, parts in nb.parts.items()
-             for part, p in assignment.scale(label, parts).items()}
-    label_of = {part: label for nb in book.values() for label, parts in nb.parts.items() for part in parts}
+    rule = points_rule(book, assignment)
+    worth = rule.worth
     graded_notebooks = set()
     for path in notebooks:
         record = grade_submission(student, path, book, keys, settings, 600, secret, assignment)
@@ -229,21 +227,21 @@ def grade(root: Path = Path("/autograder"), seed: int | None = None) -> dict:
         for r in record["exercises"]:
             part = r["exercise"]
             points = worth.get(part, 0)
-            mark = (int(r["status"] == "pass") / defaults[part] * points) if part in defaults and points else 0
+            mark = rule.mark(part, int(r["status"] == "pass"))
             output = f"{r['status']}: {r['message']} ({r['cases_passed']} of {r['cases_total']} hidden cases)"
             output += "".join(f"\n- {p}" for p in r.get("problems", [])[:3])
             tests.append({"name": f"{part} (code)", "score": round(mark, 4), "max_score": round(points, 4),
                           "output": output, "visibility": VISIBILITY})
         for a in record.get("answers", []):
             q = questions.QUESTIONS.get(a["question"])
-            if q is None or not assignment.picks(label_of.get(q.name, q.exercise)):
+            if q is None or not rule.picks(q.name, q.exercise):
                 continue
             prompt = q.spec(q.instance(student, course_secret.student_key(secret, student)))["prompt"]
             output = f"{verdict(a['status'], a['message'])}\nYour question: {prompt}"  # not "right: right."
             if q.practice:
                 output += "\n(practice: checked, never graded)"
             points = 0 if q.practice else worth.get(q.name, 0)
-            mark = (a["mark"] / defaults[q.name] * points) if q.name in defaults and points and a["mark"] else 0
+            mark = rule.mark(q.name, a["mark"]) if points else 0
             tests.append({"name": f"{q.name} (question)", "score": round(mark, 4), "max_score": round(points, 4),
                           "output": output, "visibility": VISIBILITY})
     written = sorted({label for nb in book.values() for label in nb.written if assignment.picks(label)})

@@ -5,7 +5,8 @@ Each student's instance of the questions is drawn from the student's *key*, ``st
 the editions write into that student's notebook (``toy.exercises.student("José", "<key>")``) and the grader
 computes again from the name the submission is handed in under. Without the secret, no one can compute a
 classmate's key, so a classmate's instance cannot be computed with ``toy`` either. The secret also keys the
-pseudonyms of anonymous marking (``pseudonym``) and nbgrader's one instance for the class.
+pseudonyms of anonymous marking (``pseudonym``) and nbgrader's one instance for the class
+(``course.nbgrader_release.course_student``, from the secret and the release's hidden seed).
 """
 
 from __future__ import annotations
@@ -70,8 +71,3 @@ def pseudonym(secret: bytes, exercise: str, name: str) -> str:
     """A student's name on one exercise's marking page when marking is anonymous: not computable from the roster
     without the secret, and different in each exercise."""
     return "student " + _mac(secret, "pseudonym", exercise, normal_name(name))[:6]
-
-
-def nbgrader_key(secret: bytes, assignment: str) -> str:
-    """The key of nbgrader's one instance for the class (a locked cell of the release sets it)."""
-    return _mac(secret, "nbgrader", assignment)[:KEY_CHARS]

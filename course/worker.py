@@ -45,7 +45,7 @@ def main() -> None:
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):  # the submission's own prints, and its children's, go nowhere
         os.dup2(null, fd)
-    sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
+    sys.stdout = sys.stderr = open(os.devnull, "w")  # for the life of the process
     sys.modules["nbformat"] = None  # plotly would import it (2 s) to render in notebooks; nothing renders here
     _not_dumpable()
     work = os.environ.get("TOYBOOK_WORK", "/tmp/work")  # set by the uid isolation only (no private /tmp there)

@@ -159,14 +159,14 @@ def _sb_views(out, keys):
     for name in fields[:32]:
         try:
             bases.append((("attr", name), getattr(out, name)))
-        except Exception:  # noqa: BLE001, S112 - a field that cannot be read is not a view
+        except Exception:  # noqa: BLE001 - a field that cannot be read is not a view
             continue
     for path, value in bases:
         yield path, value
         for k, key in enumerate(keys):
             try:
                 yield path + ("key", k), _sb_index(value, key)
-            except Exception:  # noqa: BLE001, S112 - not indexable by this key
+            except Exception:  # noqa: BLE001 - not indexable by this key
                 continue
 
 
@@ -295,7 +295,7 @@ def _sb_probe(case, n, answers, tol, modules=None):
         for name in sorted(names):
             try:
                 v = getattr(a, name)
-            except Exception:  # noqa: BLE001, S112 - an attribute that cannot be read
+            except Exception:  # noqa: BLE001 - an attribute that cannot be read
                 continue
             if callable(v):
                 getters[f"input {i}.{name}"] = lambda args, i=i, name=name: getattr(args[i], name)

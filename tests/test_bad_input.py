@@ -16,9 +16,12 @@ To cover a new function: add ``"toy.module.function": Case(module.function, dict
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import importlib
 import inspect
 import math
+import numbers
 import pkgutil
 import sys
 import threading
@@ -824,13 +827,36 @@ def _bad_calls():
                 yield pytest.param(key, arg, i, id=f"{key}-{arg}-{i}")
 
 
-@pytest.mark.parametrize("key", list(CASES))
+def _numbers(value, depth=0):
+    """Every number a result holds (arrays, sequences, dicts, dataclasses and named tuples walked), as floats."""
+    if depth > 6 or isinstance(value, (str, bytes)) or callable(value):
+        return []
+    if isinstance(value, (bool, np.bool_)):
+        return []
+    if isinstance(value, (numbers.Number, np.number)):
+        return [complex(value).real] if isinstance(value, complex) else [float(value)]
+    if isinstance(value, np.ndarray):
+        return value.astype(float).ravel().tolist() if np.issubdtype(value.dtype, np.number) else []
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _numbers(v, depth + 1)]
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _numbers(v, depth + 1)]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [x for f in dataclasses.fields(value) for x in _numbers(getattr(value, f.name), depth + 1)]
+    return []
+
+
+@pytest.mark.parametrize("key", [k for k in CASES if not k.endswith("(size)")])  # (size) rows: refused, below
 def test_good_setting_runs(key):
+    """The good setting returns, its numbers are not NaN, and a second call gives the same numbers (seeded: each
+    call gets its own copy of the setting, a random generator's state included)."""
     case = CASES[key]
-    if key.endswith("(size)"):
-        return  # these rows exist to be refused: their "good" setting is a size beyond the limit
-    status, result = _run(case.call, dict(case.good))
+    status, result = _run(case.call, copy.deepcopy(case.good))
     assert status == "ok", f"{key}({case.good}) should run, got {status}: {result!r}"
+    found = _numbers(result)
+    assert not any(math.isnan(x) for x in found), f"{key}({case.good}) returned NaN: {result!r}"
+    again = _numbers(_run(case.call, copy.deepcopy(case.good))[1])
+    assert np.array_equal(found, again), f"{key}({case.good}) gave other numbers on a second call"
 
 
 @pytest.mark.parametrize("key", [k for k in CASES if k.endswith("(size)")])

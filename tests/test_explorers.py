@@ -6,6 +6,7 @@ page shows are checked against what toy computes at that setting.
 
 import base64
 import itertools
+import numbers
 import zlib
 
 import numpy as np
@@ -26,15 +27,31 @@ def random_states(ex, n, seed=0):
         yield {c.name: c.values[rng.integers(len(c.values))] for c in ex.controls}
 
 
+def figure_numbers(values) -> list:
+    """Every number in a trace's data (nested for a heatmap's z), numpy's included; text (a category) and None (a
+    gap) are not numbers, and nothing is skipped for where it stands."""
+    if values is None or isinstance(values, (str, bytes)):
+        return []
+    if isinstance(values, (bool, np.bool_)):
+        raise AssertionError(f"a boolean in figure data: {values!r}")
+    if isinstance(values, (numbers.Real, np.number)):
+        return [float(values)]
+    if isinstance(values, np.ndarray) and values.dtype.kind in "biuf":
+        return values.astype(float).ravel().tolist()
+    return [x for v in values for x in figure_numbers(v)]
+
+
 def test_every_control_value_gives_finite_figure_data(explorer):
+    seen = 0
     for c in explorer.controls:
         for v in c.values:  # every value, so the extremes too
             fig = explorer.figure_for(**{c.name: v})
             for trace in fig.data:
-                for attr in ("x", "y"):
-                    arr = trace[attr]
-                    if arr is not None and len(arr) and isinstance(arr[0], (int, float, np.floating)):
-                        assert np.all(np.isfinite(np.asarray(arr, dtype=float))), (c.name, v, trace.name, attr)
+                for attr in ("x", "y", "z"):
+                    found = figure_numbers(trace[attr]) if attr in trace else []
+                    seen += len(found)
+                    assert np.all(np.isfinite(found)), (c.name, v, trace.name, attr)
+    assert seen, "no numbers in any figure: nothing was checked"
 
 
 def test_outputs_depend_only_on_their_declared_controls(explorer):

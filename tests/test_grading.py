@@ -642,7 +642,7 @@ def test_nbgrader_source_has_a_solution_region_and_a_test_cell_per_exercise():
             assert meta[at]["solution"] and "### BEGIN SOLUTION" in src.cells[at].source
             assert ids[at + 1] == f"test-{q.name}" and meta[at + 1]["locked"] and meta[at + 1]["points"] == q.points
             value = src.cells[at].source.split("\n")[1].split(" = ", 1)[1]
-            assert toy.exercises.questions.check_answer(q.name, eval(value), course_student(7)).right  # noqa: S307
+            assert toy.exercises.questions.check_answer(q.name, eval(value), course_student(7)).right
         assert ("course-instance" in ids) == course_instance
         assert "123456789" not in course_student(123456789)  # the release shows the name, not the hidden seed
         written = [c.metadata["toy_written"] for c in book.cells if c.metadata.get("toy_written")]

@@ -119,7 +119,11 @@ def test_a_canvas_zip_is_matched_by_user_id_and_every_oddity_is_reported(tmp_pat
         "mehrabadizahra_1002_5002_link.ipynb": ("/etc/passwd", 0o120777),
         "README.txt": b"?",
     })
-    assert lms.detect(archive) == "unknown" or lms.detect(archive) == "canvas"
+    assert lms.detect(archive) == "unknown"  # README.txt and the paths leaving the archive: not Canvas's names
+    clean = tmp_path / "clean.zip"
+    make_zip(clean, {f"{nfd}_LATE_1001_5001_{NOTEBOOK}": nb_bytes("first"),
+                     f"someoneelse_1002_5002_{NOTEBOOK}": nb_bytes("zahra"), "李小龍_1003_5003_answers.pdf": b"%PDF"})
+    assert lms.detect(clean) == "canvas"
     out = tmp_path / "out"
     taken = lms.intake(archive, out, roster, "canvas", {NOTEBOOK})
     said = "\n".join(taken.report)
@@ -183,6 +187,12 @@ def test_an_archive_too_big_or_too_full_is_refused_before_anything_is_unpacked(t
     assert not taken.matched and "5,000 bytes, more than the 1,000" in "\n".join(taken.report)
     with pytest.raises(ValueError, match="no Canvas ids"):
         lms.intake(archive, tmp_path / "out", roster_of(tmp_path, COURSE_ROSTER, "r2.csv"), "canvas")
+    full = tmp_path / "full.zip"  # too many files, each small: refused by their count, before any is unpacked
+    make_zip(full, {f"a_1001_{i}_{NOTEBOOK}": b"{}" for i in range(4)})
+    monkeypatch.setattr(lms, "MAX_MEMBERS", 3)
+    with pytest.raises(ValueError, match="holds 4 files, more than the 3 the grader unpacks"):
+        lms.intake(full, tmp_path / "out2", roster, "canvas")
+    assert not (tmp_path / "out2" / "intake").exists()
 
 
 def bomb(path) -> None:

@@ -77,3 +77,11 @@ def test_bad_input():
     with pytest.raises(ValueError, match="uniforms"):
         helper(np.zeros((1, 1, K**L)), np.zeros((1, 1, 2), dtype=int), np.zeros((1, 1, 2)), np.zeros((1, 1, 2, L)),
                np.array([0.0]))
+
+
+def test_vineppo_without_its_tables_says_to_call_set_tables():
+    helper = ppo.TokenAdvantages("vineppo", prompts=(0,), runs=1, length=L, n_actions=K, vine_k=2)
+    u = np.zeros((1,) + helper.uniforms_shape(1, 2))
+    with pytest.raises(ValueError, match=r"call set_tables\(full_log_ratio, score_table\)"):
+        helper(np.zeros((1, 1, K**L)), np.zeros((1, 1, 2), dtype=int), np.zeros((1, 1, 2)), np.zeros((1, 1, 2, L)),
+               np.array([0.0]), u)

@@ -320,9 +320,13 @@ def count(size: int) -> str:
     return f"about {digits[0]}.{digits[1:3]}e{len(digits) - 1}"
 
 
-def responses_of(policy_, what: str = "enumerating every response", name: str = "policy") -> int:
-    """Size guard for code that builds arrays over every response of ``policy_`` (K**L entries); the error names
-    the argument ``name``."""
-    size = policy_.n_actions ** policy_.length
-    return enumeration(f"{name} {show(policy_)}: {what} of length {policy_.length} with {policy_.n_actions} tokens",
+def responses_of(policy_, what: str = "enumerating every response", name: str = "policy",
+                 length: int | None = None) -> int:
+    """The size guard of every entry point that builds an array over the token sequences of ``policy_``: K**length
+    entries (``length`` defaults to the policy's response length; ``Policy.prefix_probs`` at depth t builds
+    K**(t+1)). Beyond ``MAX_ENUMERATION`` it refuses at once; the error names the argument ``name``, the size and
+    the limit."""
+    length = policy_.length if length is None else length
+    size = policy_.n_actions ** length
+    return enumeration(f"{name} {show(policy_)}: {what} of length {length} with {policy_.n_actions} tokens",
                        size, smaller="a shorter response length (or eos=False)")

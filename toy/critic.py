@@ -319,11 +319,11 @@ def sampled_errors(policy: Policy, reward, prompt, features: str, sizes, seeds: 
 
 
 def monte_carlo_error(policy: Policy, reward, prompt, k) -> float:
-    """Visit-weighted RMS error of Monte Carlo values from K rollouts restarted at each state (VinePPO), exactly::
+    """Visit-weighted RMS error of Monte Carlo values from k rollouts restarted at each state (VinePPO), exactly::
 
-        sqrt( (1/L) Σ_{t<L} Σ_{y_<t} P(y_<t) · Var[r | y_<t] / K )
+        sqrt( (1/L) Σ_{t<L} Σ_{y_<t} P(y_<t) · Var[r | y_<t] / k )
 
-    since the mean of K independent returns is unbiased with variance Var[r | s] / K.
+    since the mean of k independent returns is unbiased with variance Var[r | s] / k.
     """
     check_policy("policy", policy, responses=True)
     k = checks.positive_int("k", k, low=1)
@@ -334,8 +334,8 @@ def monte_carlo_error(policy: Policy, reward, prompt, k) -> float:
 
 
 def monte_carlo_rollouts(policy: Policy, prompt, k) -> int:
-    """Rollouts Monte Carlo values consume for the error of ``monte_carlo_error``: K at every non-terminal state
-    the policy can visit (reach probability > 0): K·(1 + K + … + K^(L−1)) for a softmax policy over K tokens.
+    """Rollouts Monte Carlo values consume for the error of ``monte_carlo_error``: k at every non-terminal state
+    the policy can visit (reach probability > 0): k·(1 + K + … + K^(L−1)) for a softmax policy over K tokens.
     (``monte_carlo_tokens`` counts the tokens those rollouts write instead.)"""
     check_policy("policy", policy, responses=True)
     prompt = check_prompt(prompt)
@@ -345,7 +345,7 @@ def monte_carlo_rollouts(policy: Policy, prompt, k) -> int:
 
 
 def monte_carlo_tokens(policy: Policy, prompt, k) -> int:
-    """Tokens Monte Carlo values write for the error of ``monte_carlo_error``: K rollouts at every non-terminal state
+    """Tokens Monte Carlo values write for the error of ``monte_carlo_error``: k rollouts at every non-terminal state
     the policy can visit, a rollout from depth t writing the L − t tokens still to come. A critic fitted to N sampled
     responses has written N·L tokens, so this is the count to set against it when rollouts from deep states, which
     are short, should cost less than whole responses."""

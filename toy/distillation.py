@@ -27,7 +27,7 @@ so how the methods compare depends on ``lr`` (section 4.4 runs them at several s
 
 from __future__ import annotations
 
-from functools import cache
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -38,8 +38,8 @@ from .kl import kl_regularised_optimum
 from .policy import Policy, check_policy, check_prompt, reference_policy
 from .rewards import REWARDS, get_reward, reward_table
 from .train import (
-    _log_softmax,
-    exact_metrics,
+    _ascend,
+    _tabular_loop,
     response_log_probs,
     sample_ids,
     sampled_token_log_probs,
@@ -55,7 +55,7 @@ METHODS = {
 }
 
 
-@cache
+@lru_cache(maxsize=64)
 def teacher(beta: float = 0.3, reward="sum_to_target") -> Policy:
     """The teacher π_T ∝ π_ref·e^{r/β}, as an autoregressive (tabular) policy."""
     beta = checks.positive_finite("beta", beta)
@@ -135,7 +135,7 @@ def distill(method: str, teacher_beta: float = 0.3, reward="sum_to_target", step
     return _distill(method, checks.positive_finite("teacher_beta", teacher_beta), reward, steps, n, seeds, lr)
 
 
-@cache
+@lru_cache(maxsize=64)
 def _distill(method, teacher_beta, reward, steps, n, seeds, lr) -> DistillCurves:
     ref, T = reference_policy(), teacher(teacher_beta, reward)
     prompts, K, L = PROMPTS, ref.n_actions, ref.length
@@ -147,13 +147,8 @@ def _distill(method, teacher_beta, reward, steps, n, seeds, lr) -> DistillCurves
     log_t_b = np.broadcast_to(log_t, (B,) + log_t.shape)
     z = [np.broadcast_to(t, (B,) + t.shape).copy() for t in tabular_logits(ref, prompts)]
     rngs = [np.random.default_rng(s) for s in seeds]
-    reward_curve, kl_curve = np.empty((B, steps + 1)), np.empty((B, steps + 1))
-    for step in range(steps + 1):
-        log_probs = [_log_softmax(t) for t in z]
-        log_p = response_log_probs(log_probs)  # (B, P, K^L)
-        reward_curve[:, step], kl_curve[:, step] = exact_metrics(log_p, log_t, R)
-        if step == steps:
-            break
+
+    def update(step, z, log_probs, log_p):
         u = np.stack([rng.random((P, n)) for rng in rngs])  # (B, P, n)
         if method == "sft":
             ids = sample_ids(log_t_b, u)
@@ -165,6 +160,7 @@ def _distill(method, teacher_beta, reward, steps, n, seeds, lr) -> DistillCurves
             else:
                 r = np.take_along_axis(np.broadcast_to(R, (B, P, R.shape[1])), ids, axis=-1)
                 coef = np.repeat(estimators.advantages("rloo", r)[..., None], L, axis=-1)
-        grads = token_gradient([np.exp(lp) for lp in log_probs], ids, coef / n, K)
-        z = [zt + lr * g for zt, g in zip(z, grads, strict=True)]
+        return _ascend(z, token_gradient([np.exp(lp) for lp in log_probs], ids, coef / n, K), lr)
+
+    reward_curve, kl_curve, _ = _tabular_loop(z, steps, log_t, R, update)
     return DistillCurves(reward_curve, kl_curve)

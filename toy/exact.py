@@ -90,6 +90,9 @@ def sequence_advantage(policy: Policy, reward, prompt, response) -> float:
 
 
 def _advantages_from_values(V: list[np.ndarray]) -> np.ndarray:
+    """A(s_t, y_t) = V(s_{t+1}) − V(s_t) for every response from one value per prefix: V[t] of shape (K,)*t
+    (V[L]: the reward of every response); returns shape (K,)*L + (L,). Exact values give ``advantage_table``;
+    VinePPO's estimates give ``toy.gae.vine_table``."""
     L = len(V) - 1
     K = V[-1].shape[0] if L else 1
     A = np.empty((K,) * L + (L,))

@@ -14,7 +14,7 @@ verifiers (section 4.4).
 
 from __future__ import annotations
 
-from functools import cache
+from functools import lru_cache
 
 import numpy as np
 
@@ -34,10 +34,11 @@ def readable(prompt, response) -> float:
     return float(response[-len(FORMAT_MARKER):] == FORMAT_MARKER)
 
 
-@cache
+@lru_cache(maxsize=64)
 def gated(reward) -> callable:
     """The reward r(x, y) where y is readable and 0 elsewhere, as a reward function ``r_gate(prompt, response)``.
-    The same function object is returned for the same ``reward``, so tables computed from it can be cached."""
+    The same function object is returned for the same ``reward`` (among the last 64 asked), so tables computed from
+    it can be cached."""
     inner = get_reward(reward)
 
     def r_gate(prompt, response):
@@ -69,7 +70,7 @@ def format_sft(base: Policy, n_demos: int, prior_strength: float = 0.1, seed: in
     return sft.fit_sft(demos, base, prior_strength)
 
 
-@cache
+@lru_cache(maxsize=64)
 def _rl(start: Policy, reward, steps: int, group_size: int, seeds: tuple, lr: float, beta: float) -> train.Curves:
     return train.train("rloo", start=start, reference=start, steps=steps, group_size=group_size, betas=(beta,),
                        seeds=seeds, lr=lr, reward=reward)

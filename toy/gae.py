@@ -10,9 +10,9 @@ return minus V̂(s_t) (no trust beyond the baseline). With a terminal reward onl
 the exact advantage A(s_t, y_t), so λ = 0 is exact and larger λ adds later tokens' advantages as noise; with a
 learned critic, λ trades the critic's bias against that noise.
 
-VinePPO (Kazemnejad et al.) replaces the critic by Monte Carlo: V̂(s_t) is the mean reward of K rollouts restarted
+VinePPO (Kazemnejad et al.) replaces the critic by Monte Carlo: V̂(s_t) is the mean reward of k rollouts restarted
 from s_t, and A_t = V̂(s_{t+1}) − V̂(s_t), with V̂(s_L) = r(x, y) known exactly. Each V̂ is unbiased with variance
-Var[r | s_t]/K, so its error is pure variance and shrinks as 1/K.
+Var[r | s_t]/k, so its error is pure variance and shrinks as 1/k.
 
 Tables: ``(K,)*L + (L,)`` arrays hold one advantage per token for every response, like
 ``toy.exact.advantage_table``; errors are weighted by π(y | x).
@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import checks
-from .exact import advantage_table, return_variances, values
+from .exact import _advantages_from_values, advantage_table, return_variances, values
 from .montecarlo import mc_value
 from .policy import Policy, check_policy, check_prompt
 from .rewards import reward_table
@@ -91,10 +91,10 @@ def advantage_errors(table: np.ndarray, policy: Policy, reward, prompt) -> np.nd
 
 
 def vine_errors(policy: Policy, reward, prompt, k: int) -> np.ndarray:
-    """Exact E[(Â_t − A_t)²] per position for VinePPO with K rollouts per state: shape (L,).
+    """Exact E[(Â_t − A_t)²] per position for VinePPO with k rollouts per state: shape (L,).
 
-    Â_t − A_t = e(s_{t+1}) − e(s_t) with independent, unbiased errors of variance Var[r | s]/K (e(s_L) = 0), so
-    the expected square is E_y[Var[r | s_{t+1}] + Var[r | s_t]] / K.
+    Â_t − A_t = e(s_{t+1}) − e(s_t) with independent, unbiased errors of variance Var[r | s]/k (e(s_L) = 0), so
+    the expected square is E_y[Var[r | s_{t+1}] + Var[r | s_t]] / k.
     """
     check_policy("policy", policy)
     k = checks.positive_int("k", k, low=1)
@@ -123,7 +123,7 @@ def gae_exact_value_errors(policy: Policy, reward, prompt, lam: float) -> np.nda
 def vine_values(policy: Policy, reward, prompt, response, k: int, rng=None) -> np.ndarray:
     """One realisation of VinePPO's values along a response: V̂(s_t) for t = 0..L, shape (L+1,).
 
-    V̂(s_t) is ``toy.montecarlo.mc_value`` with K rollouts from the prefix y_<t (each state its own rollouts);
+    V̂(s_t) is ``toy.montecarlo.mc_value`` with k rollouts from the prefix y_<t (each state its own rollouts);
     V̂(s_L) = r(x, y) exactly.
     """
     check_policy("policy", policy, responses=True)
@@ -137,7 +137,7 @@ def vine_values(policy: Policy, reward, prompt, response, k: int, rng=None) -> n
 
 
 def vine_table(policy: Policy, reward, prompt, k: int, rng=None) -> np.ndarray:
-    """VinePPO advantages for every response from one Monte Carlo estimate per prefix (K rollouts each, seeded):
+    """VinePPO advantages for every response from one Monte Carlo estimate per prefix (k rollouts each, seeded):
     shape (K,)*L + (L,). Sharing one estimate per prefix among the responses through it leaves each response's
     errors distributed as in ``vine_errors``."""
     check_policy("policy", policy, responses=True)
@@ -157,8 +157,4 @@ def vine_table(policy: Policy, reward, prompt, k: int, rng=None) -> np.ndarray:
             est[prefix] = mc_value(policy, reward, prompt, prefix, k, rng)
         tables.append(est)
     tables.append(np.asarray(R, dtype=float))
-    A = np.empty((K,) * L + (L,))
-    for t in range(L):
-        diff = tables[t + 1] - tables[t][..., None]
-        A[..., t] = diff.reshape(diff.shape + (1,) * (L - t - 1))
-    return A
+    return _advantages_from_values(tables)

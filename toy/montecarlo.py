@@ -1,5 +1,5 @@
 """Monte Carlo values from resets: because any state is recreated by feeding its prefix, the value of a prefix
-can be estimated by restarting K rollouts from it (the idea behind VinePPO's value estimates)."""
+can be estimated by restarting k rollouts from it (the idea behind VinePPO's value estimates)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from .rewards import get_reward, reward_table
 
 
 def rollouts_from(policy: Policy, prompt, prefix, k: int, rng=None) -> np.ndarray:
-    """K complete responses that start with ``prefix`` and continue with π: int array (k, length)."""
+    """k complete responses that start with ``prefix`` and continue with π: int array (k, length)."""
     check_policy("policy", policy)
     prompt = checks.prompt("prompt", prompt)
     prefix = checks.prefix("prefix", prefix, policy.length, policy.eos)
@@ -27,9 +27,9 @@ def rollouts_from(policy: Policy, prompt, prefix, k: int, rng=None) -> np.ndarra
 
 
 def mc_value(policy: Policy, reward, prompt, prefix=(), k: int = 9, rng=None) -> float:
-    """V̂(s) = (1/K) Σ_i r(x, y^(i)), the mean reward of K rollouts restarted from s = (prompt, prefix).
+    """V̂(s) = (1/k) Σ_i r(x, y^(i)), the mean reward of k rollouts restarted from s = (prompt, prefix).
 
-    Unbiased for V^π(s); its variance is Var_π[r | s] / K. (VinePPO's configs use K = 9.)
+    Unbiased for V^π(s); its variance is Var_π[r | s] / k. (VinePPO's configs use k = 9; the paper calls it K.)
     """
     check_policy("policy", policy, responses=True)
     table = reward_table(get_reward(reward), prompt, policy.length, policy.n_actions)

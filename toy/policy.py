@@ -83,14 +83,36 @@ class Policy:
     def _prefix_probs(self, prompt: int, depth: int) -> np.ndarray:
         raise NotImplementedError
 
+    def _next_rows(self, prompt: int, prefixes: np.ndarray) -> np.ndarray:
+        """π(· | x, prefix) for each row of ``prefixes`` (an int array (n, t)), before EOS absorption: shape
+        (n, n_actions). Subclasses compute it from the prefixes alone; this default reads the full table of depth t
+        (``prefix_probs``' size guard)."""
+        return np.broadcast_to(self.prefix_probs(prompt, prefixes.shape[1])[tuple(prefixes.T)],
+                               (len(prefixes), self.n_actions))
+
+    def _rows(self, prompt: int, prefixes: np.ndarray) -> np.ndarray:
+        """π(· | x, prefix) for each row of ``prefixes`` (n, t), with EOS absorption: shape (n, n_actions).
+        Memory O(n · n_actions), whatever t."""
+        rows = self._next_rows(prompt, prefixes)
+        if self.eos and prefixes.shape[1] > 0:
+            ended = prefixes[:, -1] == EOS
+            if ended.any():
+                rows = np.array(rows)  # writable copy
+                rows[ended] = 0.0
+                rows[ended, EOS] = 1.0
+        return rows
+
     def prefix_probs(self, prompt, depth: int) -> np.ndarray:
         """π(· | x, y_<t) for every prefix y_<t of length ``depth``.
 
         Returns an array of shape (n_actions,)*depth + (n_actions,); entry [y_0, ..., y_{t-1}, a] is
         π(a | x, y_0 ... y_{t-1}). Rows sum to one. After an EOS the next token is EOS with probability one.
+        Refused beyond ``checks.MAX_ENUMERATION`` entries (n_actions**(depth+1)), by the guard every enumerating
+        entry point shares (``checks.responses_of``).
         """
         prompt = check_prompt(prompt)
         depth = checks.positive_int("depth", depth, low=0, high=self.length - 1)
+        checks.responses_of(self, f"the next-token table after every prefix of depth {depth}", length=depth + 1)
         probs = self._prefix_probs(prompt, depth)
         if self.eos and depth > 0:
             probs = np.array(probs)  # writable copy
@@ -99,10 +121,11 @@ class Policy:
         return probs
 
     def next_token_probs(self, prompt, prefix=()) -> np.ndarray:
-        """π(· | x, prefix): shape (n_actions,)."""
+        """π(· | x, prefix): shape (n_actions,). Computed from the prefix alone (no table of every prefix), so its
+        time and memory do not grow with the prefix's length."""
         prefix = self._check_prefix(prefix)
         prompt = check_prompt(prompt)
-        return np.array(self.prefix_probs(prompt, len(prefix))[prefix])
+        return np.array(self._rows(prompt, np.array(prefix, dtype=int).reshape(1, len(prefix)))[0])
 
     def _check_prefix(self, prefix) -> tuple[int, ...]:
         """A prefix that still has a next token: at most length − 1 tokens, no digit after an EOS."""
@@ -155,9 +178,11 @@ class Policy:
     def prob(self, prompt, response) -> float:
         """π(y | x) = Π_t π(y_t | s_t) for one response."""
         response = self.check_response(response)
+        prompt = check_prompt(prompt)
+        row = np.array(response, dtype=int)[None, :]
         p = 1.0
         for t in range(self.length):
-            p *= float(self.prefix_probs(prompt, t)[response[: t + 1]])
+            p *= float(self._rows(prompt, row[:, :t])[0, response[t]])
         return p
 
     def sample(self, prompt, n: int, rng=None) -> np.ndarray:
@@ -170,7 +195,7 @@ class Policy:
         rng = checks.rng("rng", rng)
         ys = np.zeros((n, self.length), dtype=int)
         for t in range(self.length):
-            probs = np.broadcast_to(self.prefix_probs(prompt, t)[tuple(ys[:, :t].T)], (n, self.n_actions))
+            probs = self._rows(prompt, ys[:, :t])
             u = rng.random((n, 1))
             ys[:, t] = np.minimum((probs.cumsum(axis=1) < u).sum(axis=1), self.n_actions - 1)
         return ys
@@ -203,6 +228,11 @@ class BigramPolicy(Policy):
             return self.table[0, prompt]
         row = self.table[depth].reshape((1,) * (depth - 1) + (k, k))
         return np.broadcast_to(row, (k,) * depth + (k,))
+
+    def _next_rows(self, prompt: int, prefixes: np.ndarray) -> np.ndarray:
+        depth = prefixes.shape[1]
+        prev = prefixes[:, -1] if depth else np.full(len(prefixes), prompt)
+        return self.table[depth, prev]
 
     def __repr__(self) -> str:
         eos = ", eos=True" if self.eos else ""
@@ -244,6 +274,10 @@ class TabularPolicy(Policy):
 
     def _prefix_probs(self, prompt: int, depth: int) -> np.ndarray:
         return softmax(self.logits[depth][PROMPTS.index(prompt)])
+
+    def _next_rows(self, prompt: int, prefixes: np.ndarray) -> np.ndarray:
+        z = self.logits[prefixes.shape[1]][PROMPTS.index(prompt)]
+        return softmax(np.broadcast_to(z[tuple(prefixes.T)], (len(prefixes), self.n_actions)))
 
     def __repr__(self) -> str:
         return f"TabularPolicy(length={self.length}, eos={self.eos})"
@@ -351,21 +385,37 @@ class HabitPolicy(Policy):
         prev, total = _prefix_features(k, depth)
         return self.table[depth][prev, total, prompt]
 
+    def _next_rows(self, prompt: int, prefixes: np.ndarray) -> np.ndarray:
+        depth = prefixes.shape[1]
+        if depth == 0:
+            return np.broadcast_to(self.table[0, prompt, 0, prompt], (len(prefixes), self.n_actions))
+        total = np.where(prefixes == EOS, 0, prefixes).sum(axis=1) % VOCAB_SIZE if self.sum_matters else 0
+        return self.table[depth][prefixes[:, -1], total, prompt]
+
     def __repr__(self) -> str:
         eos = ", eos=True" if self.eos else ""
         return f"HabitPolicy({self.name!r}, temperature={self.temperature:g}, length={self.length}{eos})"
 
 
 _FEATURES: dict = {}
+_CACHED_FEATURES = 6**6
+"""The largest tables of prefix features kept between calls (entries per table); larger ones are rebuilt each time,
+so the cache holds at most a few megabytes whatever is asked."""
 
 
 def _prefix_features(k: int, depth: int) -> tuple[np.ndarray, np.ndarray]:
-    """For every prefix of ``depth`` tokens (shape (k,)*depth): its last token, and its digit sum mod 5 (EOS as 0)."""
-    if (k, depth) not in _FEATURES:
-        grid = np.indices((k,) * depth)
-        digit = np.where(grid == EOS, 0, grid)
-        _FEATURES[(k, depth)] = (grid[-1], digit.sum(axis=0) % VOCAB_SIZE)
-    return _FEATURES[(k, depth)]
+    """For every prefix of ``depth`` tokens (shape (k,)*depth): its last token, and its digit sum mod 5 (EOS as 0),
+    each as small ints built one token at a time (no (depth, k**depth) grid)."""
+    if (k, depth) in _FEATURES:
+        return _FEATURES[(k, depth)]
+    digit = np.where(np.arange(k) == EOS, 0, np.arange(k)).astype(np.int8)
+    total = np.zeros((), dtype=np.int8)
+    for _ in range(depth):
+        total = (total[..., None] + digit) % VOCAB_SIZE
+    last = np.broadcast_to(np.arange(k, dtype=np.int8), (k,) * depth)
+    if k**depth <= _CACHED_FEATURES:
+        _FEATURES[(k, depth)] = (last, total)
+    return last, total
 
 
 def reference_policy(preset: str = "pretrained", temperature: float = 1.0, length: int = RESPONSE_LENGTH,

@@ -9,7 +9,7 @@ score r(x, y) on its last token (γ = 1).
   whiten with the Bessel-corrected variance (dividing by N − 1), so their advantages are √((N − 1)/N) times these.
   The critic then moves every cell it saw a fraction ``critic_lr`` of the way towards the mean of its new
   targets, the GAE returns A_t + V̂(s_t).
-* ``vineppo``: V̂(s_t) is the mean KL-shaped return of K rollouts restarted from s_t (for t = 0 shared by the
+* ``vineppo``: V̂(s_t) is the mean KL-shaped return of k rollouts restarted from s_t (for t = 0 shared by the
   group, since every response starts at the prompt), V̂(s_L) = 0, and A_t = r_t + V̂(s_{t+1}) − V̂(s_t).
 
 Arrays are batched as in ``toy.train``: B runs, P prompts, n responses per prompt, flat response ids.
@@ -49,6 +49,7 @@ class TokenAdvantages:
         self.critic = Critic(length, critic_features, n_actions)
         self.weights = np.zeros((runs, self.critic.n_params))  # one critic per run, initialised at V̂ = 0
         self.whiten = bool(whiten)
+        self._full_ratio = self._scores = None  # VinePPO's tables of every response: ``set_tables``
 
     def uniforms_shape(self, P: int, n: int) -> tuple[int, ...]:
         """Shape of the extra uniforms one seed contributes per step (VinePPO's rollouts), or () for none."""
@@ -105,6 +106,9 @@ class TokenAdvantages:
         L, K = self.L, self.K
         if u is None or u.shape != (B,) + self.uniforms_shape(P, n):
             raise ValueError(f"vineppo needs uniforms of shape {(B,) + self.uniforms_shape(P, n)}")
+        if self._full_ratio is None:
+            raise ValueError("vineppo scores its rollouts from the tables of every response: call "
+                             "set_tables(full_log_ratio, score_table) before the advantages")
         p = np.exp(log_p)
         # log-ratio and score of every complete response, to score the rollouts.
         v = np.zeros((B, P, n, L))

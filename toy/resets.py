@@ -1,8 +1,8 @@
-"""Resetting is free: Monte Carlo values from K rollouts restarted at a prefix, and how fast they converge.
+"""Resetting is free: Monte Carlo values from k rollouts restarted at a prefix, and how fast they converge.
 
 Because the transition only appends a token, any state s = (x, y_<t) is recreated exactly by feeding its prefix,
-so its value can be estimated by K fresh completions from it (VinePPO's estimator, ``toy.montecarlo.mc_value``):
-V̂_K(s) = (1/K) Σ_i r(x, y^(i)). It is unbiased, and its root-mean-square error is exactly sqrt(Var[r | s] / K).
+so its value can be estimated by k fresh completions from it (VinePPO's estimator, ``toy.montecarlo.mc_value``):
+V̂_k(s) = (1/k) Σ_i r(x, y^(i)). It is unbiased, and its root-mean-square error is exactly sqrt(Var[r | s] / k).
 """
 
 from __future__ import annotations
@@ -29,19 +29,19 @@ def value_and_variance(policy: Policy, reward, prompt, prefix=()) -> tuple[float
 
 
 class ResetEstimates(NamedTuple):
-    """Monte Carlo values from resets at one state, for several K."""
+    """Monte Carlo values from resets at one state, for several k."""
 
     ks: np.ndarray  # (m,) rollouts per estimate
     estimates: np.ndarray  # (repeats, m): independent estimates V̂_K, one row per repeat
     rmse: np.ndarray  # (m,) root-mean-square error of the estimates against the exact V
-    exact_rmse: np.ndarray  # (m,) sqrt(Var[r | s] / K)
+    exact_rmse: np.ndarray  # (m,) sqrt(Var[r | s] / k)
     value: float  # the exact V(s)
 
 
 def reset_estimates(policy: Policy, reward, prompt, prefix, ks, repeats: int = 50, rng=None) -> ResetEstimates:
-    """``repeats`` independent estimates V̂_K(s) for each K in ``ks``, each from K fresh rollouts restarted at s.
+    """``repeats`` independent estimates V̂_k(s) for each k in ``ks``, each from k fresh rollouts restarted at s.
 
-    Rollouts come from ``toy.montecarlo.rollouts_from`` (seeded: rng or seed 0); estimates for different K use
+    Rollouts come from ``toy.montecarlo.rollouts_from`` (seeded: rng or seed 0); estimates for different k use
     different rollouts.
     """
     check_policy("policy", policy)

@@ -229,6 +229,32 @@ def sampled_token_log_probs(log_probs: list[np.ndarray], ids: np.ndarray, K: int
     return np.stack(out, axis=-1)
 
 
+def _ascend(z: list[np.ndarray], grads: list[np.ndarray], lr: float) -> list[np.ndarray]:
+    """One step of gradient ascent on the logits of every depth: z_t + lr · g_t."""
+    return [zt + lr * g for zt, g in zip(z, grads, strict=True)]
+
+
+def _tabular_loop(z: list[np.ndarray], steps: int, log_target: np.ndarray, R: np.ndarray, update):
+    """The tabular policy-gradient loop every trainer of the toy shares (``train``, ``toy.distillation``).
+
+    ``z``: logits per depth, (B, P, K^t, K) for B runs and P prompts. At every step 0..steps the exact expected
+    reward under R (P, K^L) and KL(π_z ‖ target) from ``log_target`` (P, K^L) are recorded; then, but for the last,
+    ``z = update(step, z, log_probs, log_p)`` with the log-probabilities per depth and per response (B, P, K^L):
+    the one place the trainers differ (how each sampled token's coefficient is computed).
+
+    Returns (reward curve, KL curve), each (B, steps + 1), and the final logits.
+    """
+    B = z[0].shape[0]
+    reward_curve, kl_curve = np.empty((B, steps + 1)), np.empty((B, steps + 1))
+    for step in range(steps + 1):
+        log_probs = [_log_softmax(t) for t in z]
+        log_p = response_log_probs(log_probs)  # (B, P, K^L)
+        reward_curve[:, step], kl_curve[:, step] = exact_metrics(log_p, log_target, R)
+        if step < steps:
+            z = update(step, z, log_probs, log_p)
+    return reward_curve, kl_curve, z
+
+
 def _depth_list(name: str, value) -> list[np.ndarray]:
     if isinstance(value, (str, bytes, np.ndarray)) or not isinstance(value, (list, tuple)) or not value:
         raise checks.fail(name, "a non-empty list of arrays, one per depth", value)
@@ -285,21 +311,13 @@ def train(method: str, *, steps: int = 40, group_size: int = 4, betas=(0.05,), s
         extra = helper.uniforms_shape(P, n)
         ref_b = [np.broadcast_to(lp, (B,) + lp.shape) for lp in ref_token]
 
-    reward_curve = np.empty((B, steps + 1))
-    kl_curve = np.empty((B, steps + 1))
     sampled = np.zeros((B, steps))
-    for step in range(steps + 1):
-        log_probs = [_log_softmax(t) for t in z]
-        log_p = response_log_probs(log_probs)  # (B, P, K^L)
-        reward_curve[:, step], kl_curve[:, step] = exact_metrics(log_p, log_ref, R)
-        if step == steps:
-            break
+
+    def update(step, z, log_probs, log_p):
         probs = [np.exp(lp) for lp in log_probs]
         if method == "exact":
             w = np.exp(log_p) * (R - beta[:, None, None] * (log_p - log_ref))
-            grads = _exact_gradient(probs, w, K)
-            z = [zt + lr * g for zt, g in zip(z, grads, strict=True)]
-            continue
+            return _ascend(z, _exact_gradient(probs, w, K), lr)
         u = np.stack([rng.random((P, n)) for rng in rngs])  # (ns, P, n), shared across β
         ids = sample_ids(log_p, np.tile(u, (nb, 1, 1)))  # (B, P, n)
         r = np.take_along_axis(np.broadcast_to(R, (B, P, R.shape[1])), ids, axis=-1)
@@ -330,9 +348,10 @@ def train(method: str, *, steps: int = 40, group_size: int = 4, betas=(0.05,), s
             if epoch:
                 ratio = np.exp(sampled_token_log_probs(log_probs, ids, K) - old_lp)
                 coef = coef * ratio * clipped_gradient_mask(ratio, A, clip, clip)
-            grads = token_gradient(probs, ids, coef, K)
-            z = [zt + lr * g for zt, g in zip(z, grads, strict=True)]
+            z = _ascend(z, token_gradient(probs, ids, coef, K), lr)
+        return z
 
+    reward_curve, kl_curve, z = _tabular_loop(z, steps, log_ref, R, update)
     shape = (nb, ns)
     return Curves(method, betas, seeds, reward_curve.reshape(shape + (-1,)), kl_curve.reshape(shape + (-1,)),
                   sampled.reshape(shape + (-1,)), [zt.reshape(shape + zt.shape[1:]) for zt in z], prompts)

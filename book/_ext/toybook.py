@@ -74,11 +74,11 @@ from toy.page.explorer import FIGURE_THEME_CSS
 from toy.page.prose import QUOTES_ENV
 
 sys.path.insert(0, str(Path(__file__).parent))  # its sibling module, as Sphinx loads this one (local_extensions)
-import toyexec  # noqa: E402
-import toyfonts  # noqa: E402
-import toyhtml  # noqa: E402
-import toypdf  # noqa: E402
-import toysite  # noqa: E402
+import toyexec
+import toyfonts
+import toyhtml
+import toypdf
+import toysite
 
 logger = logging.getLogger(__name__)
 

@@ -300,7 +300,7 @@ async def _print_one(browser, base: str, doc: str, epoch: int = FALLBACK_EPOCH) 
     page.on("request", lambda request: urls.append(request.url))
     try:
         page.set_default_timeout(TIMEOUT_MS)
-        await page.clock.set_fixed_time(epoch * 1000)
+        await page.clock.set_fixed_time(epoch)  # playwright: a number is Unix time in seconds
         await page.goto(urllib.parse.urljoin(base, f"{doc}.html"), wait_until="load")
         await page.add_style_tag(content=STILL_CSS)
         facts = await page.evaluate(PAGE_FACTS_JS, SETTLE_FRAMES)

@@ -33,7 +33,7 @@ from pathlib import Path
 
 if str(Path(__file__).resolve().parent) not in sys.path:  # its sibling toypdf, however this module is loaded
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-import toypdf  # noqa: E402
+import toypdf
 
 ROOT = Path(__file__).resolve().parents[2]
 PUBLISH_ENV = "TOYBOOK_PUBLISH"

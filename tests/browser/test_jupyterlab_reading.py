@@ -60,7 +60,7 @@ DONE_JS = """() => {
 
 
 def test_every_notebook_reads_like_its_page(bt, browser, tmp_path, chapter_notebook):
-    import toy.page.prose  # noqa: F401  (the notebook imports it; a missing toy would fail here first)
+    import toy.page.prose  # the notebook imports it; a missing toy would fail here first
 
     path = bt.ROOT / chapter_notebook
     folder = tmp_path / "chapters" / path.parent.name

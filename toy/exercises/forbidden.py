@@ -389,6 +389,10 @@ class Shown(Policy):
         real = self.__dict__["_real"]
         return type(real)._prefix_probs(real, prompt, depth)
 
+    def _next_rows(self, prompt: int, prefixes):
+        real = self.__dict__["_real"]
+        return type(real)._next_rows(real, prompt, prefixes)
+
     def __repr__(self) -> str:
         return repr(self.__dict__["_real"])
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import checks
 from ..policy import MAX_LENGTH, PRESETS
-from .forbidden import ALLOWED, CAPABILITIES, Allowed, Forbidden, allowed_for  # noqa: F401
+from .forbidden import ALLOWED, CAPABILITIES, Allowed, Forbidden, allowed_for
 
 KINDS = ("number", "array")
 """What an exercise's answer is: one number, or an array compared entry by entry."""

@@ -10,13 +10,17 @@ from .questions import question, rubric
 from .registry import Case, allow, forbid, random_setting, register
 
 
+def _policy_and_prompt(rng):
+    """A random reference policy (``random_setting``) and prompt: what every hidden case of 4.1 starts from."""
+    preset, temperature, length = random_setting(rng)
+    return reference_policy(preset, temperature, length), int(rng.choice(PROMPTS))
+
+
 def _value_cases(rng, n=12):
     cases = []
     for _ in range(n):
-        preset, temperature, length = random_setting(rng)
-        policy = reference_policy(preset, temperature, length)
-        prompt = int(rng.choice(PROMPTS))
-        prefix = tuple(int(a) for a in rng.integers(0, VOCAB_SIZE, size=int(rng.integers(0, length + 1))))
+        policy, prompt = _policy_and_prompt(rng)
+        prefix = tuple(int(a) for a in rng.integers(0, VOCAB_SIZE, size=int(rng.integers(0, policy.length + 1))))
         name = str(rng.choice(sorted(REWARDS)))
         cases.append(Case((policy, REWARDS[name], prompt, prefix),
                           f"policy {policy!r}, reward {name}, prompt {prompt}, prefix {prefix}"))
@@ -26,10 +30,8 @@ def _value_cases(rng, n=12):
 def _response_cases(rng, n=12):
     cases = []
     for _ in range(n):
-        preset, temperature, length = random_setting(rng)
-        policy = reference_policy(preset, temperature, length)
-        prompt = int(rng.choice(PROMPTS))
-        response = tuple(int(a) for a in rng.integers(0, VOCAB_SIZE, size=length))
+        policy, prompt = _policy_and_prompt(rng)
+        response = tuple(int(a) for a in rng.integers(0, VOCAB_SIZE, size=policy.length))
         cases.append(Case((policy, prompt, response), f"policy {policy!r}, prompt {prompt}, response {response}"))
     return cases
 

@@ -177,20 +177,9 @@ def gae_discount_explorer(prompt: int = 2) -> Explorer:
                     best_gamma=[GAE_GAMMAS[best]], best_mse=[mse[best]], mse1=[mse[-1]])
 
     deps = ("critic", "lam")
-    g = list(GAE_GAMMAS)
-    fig = go.Figure()
-    fig.add_scatter(x=g, y=g, mode="lines+markers", name="bias² of Â_t",
-                    line=dict(color=EXACT_COLOUR, dash="dash", width=2.5), marker=dict(symbol="triangle-up", size=8),
-                    hovertemplate="γ = %{x}: %{y:.4f}<extra>bias²</extra>")
-    fig.add_scatter(x=g, y=g, mode="lines+markers", name="variance of Â_t",
-                    line=dict(color=SEQUENCE_COLOUR, dash="dot", width=2.5), marker=dict(symbol="square", size=8),
-                    hovertemplate="γ = %{x}: %{y:.4f}<extra>variance</extra>")
-    fig.add_scatter(x=g, y=g, mode="lines+markers", name="MSE = bias² + variance",
-                    line=dict(color="#222", width=3), marker=dict(symbol="circle", size=8),
-                    hovertemplate="γ = %{x}: %{y:.4f}<extra>MSE</extra>")
-    fig.update_xaxes(title_text="γ inside GAE (objective: γ = 1)")
-    fig.update_yaxes(title_text="error of Â_t against A(s_t, y_t)", rangemode="tozero")
-    base_layout(fig, "", height=460)
+    fig = _error_figure("γ", GAE_GAMMAS, ("bias² of Â_t", "variance of Â_t", "MSE = bias² + variance"),
+                        ("bias²", "variance", "MSE"), "γ inside GAE (objective: γ = 1)",
+                        "error of Â_t against A(s_t, y_t)")
     return Explorer(
         title="γ and λ inside the advantage estimator: bias against variance",
         controls=[dropdown("critic", "Critic", GAE_CRITICS, "exact"),
@@ -204,6 +193,22 @@ def gae_discount_explorer(prompt: int = 2) -> Explorer:
                 "A(s_t, y_t); bias² and variance exact (enumerating completions), averaged over positions and the "
                 "states and tokens π visits. Learned critics are fitted to one sample of 256 responses (seed 0).",
     )
+
+
+def _error_figure(symbol: str, xs, names, hovers, x_title: str, y_title: str) -> go.Figure:
+    """The bias², variance and MSE figure against a knob (``symbol`` over ``xs``): three traces in that order, named
+    ``names`` (hover labels ``hovers``), whose y the explorer fills."""
+    x = list(xs)
+    fig = go.Figure()
+    styles = (dict(color=EXACT_COLOUR, dash="dash", width=2.5), dict(color=SEQUENCE_COLOUR, dash="dot", width=2.5),
+              dict(color="#222", width=3))
+    for name, hover, line, symbol_ in zip(names, hovers, styles, ("triangle-up", "square", "circle"), strict=True):
+        fig.add_scatter(x=x, y=x, mode="lines+markers", name=name, line=line, marker=dict(symbol=symbol_, size=8),
+                        hovertemplate=f"{symbol} = %{{x}}: %{{y:.4f}}<extra>{hover}</extra>")
+    fig.update_xaxes(title_text=x_title)
+    fig.update_yaxes(title_text=y_title, rangemode="tozero")
+    base_layout(fig, "", height=460)
+    return fig
 
 
 # -- bootstrapping ------------------------------------------------------------------------------------------------
@@ -244,20 +249,9 @@ def bootstrap_explorer(prompt: int = 2) -> Explorer:
         return dict(bias=e[:, 0], var=var, mse=mse, best_lam=[LAMBDAS[best]], mse0=[mse[0]], mse1=[mse[-1]])
 
     deps = ("features", "n", "reward", "averaged")
-    lam = list(LAMBDAS)
-    fig = go.Figure()
-    fig.add_scatter(x=lam, y=lam, mode="lines+markers", name="bias²: the critic's error, passed on",
-                    line=dict(color=EXACT_COLOUR, dash="dash", width=2.5), marker=dict(symbol="triangle-up", size=8),
-                    hovertemplate="λ = %{x}: %{y:.4f}<extra>bias²</extra>")
-    fig.add_scatter(x=lam, y=lam, mode="lines+markers", name="variance / n: noise left",
-                    line=dict(color=SEQUENCE_COLOUR, dash="dot", width=2.5), marker=dict(symbol="square", size=8),
-                    hovertemplate="λ = %{x}: %{y:.4f}<extra>variance / n</extra>")
-    fig.add_scatter(x=lam, y=lam, mode="lines+markers", name="MSE = bias² + variance / n",
-                    line=dict(color="#222", width=3), marker=dict(symbol="circle", size=8),
-                    hovertemplate="λ = %{x}: %{y:.4f}<extra>MSE</extra>")
-    fig.update_xaxes(title_text="λ (0: TD(0) … 1: Monte Carlo)")
-    fig.update_yaxes(title_text="error of the averaged target", rangemode="tozero")
-    base_layout(fig, "", height=460)
+    fig = _error_figure("λ", LAMBDAS, ("bias²: the critic's error, passed on", "variance / n: noise left",
+                                       "MSE = bias² + variance / n"), ("bias²", "variance / n", "MSE"),
+                        "λ (0: TD(0) … 1: Monte Carlo)", "error of the averaged target")
     return Explorer(
         title="Bootstrapping: a TD target's bias against a Monte Carlo return's variance",
         controls=[dropdown("features", "Critic", {f: f.replace("_", " ") for f in CRITIC_FEATURES}, "last_token"),

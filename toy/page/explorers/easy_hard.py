@@ -29,11 +29,6 @@ PREFIXES = {(): "x (no tokens yet)", (1,): "x · 1", (1, 2): "x · 1 2", (1, 2, 
 REWARD_LABELS = {name: name.replace("_", " ") for name in REWARDS}
 
 
-def _lines(fig, row, col, specs):
-    for name, style in specs:
-        fig.add_scatter(x=[0.0], y=[0.0], name=name, row=row, col=col, **style)
-
-
 # -- known dynamics: resetting is free -----------------------------------------------------------------------------
 RESET_KS = (1, 2, 4, 9, 16, 32, 64, 128, 256)
 RESET_REPEATS = 20
