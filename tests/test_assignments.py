@@ -215,6 +215,9 @@ def test_an_assignment_may_count_practice_questions_and_is_shown_the_risk(tmp_pa
     row = next(line for line in said.splitlines() if line.startswith("ex-4-3-discount-b"))
     assert row.split()[-1] == "practice" and float(row.split()[2]) > 0.05  # why it is practice: the risk
     # the autograder does not count them yet: it refuses the file rather than mark otherwise than grade
+    roster_file = tmp_path / "roster.csv"
+    roster_file.write_text("name,login,sis_id\nAna,ana@example.edu,S1\n", encoding="utf-8")
     with pytest.raises(SystemExit):
-        cli.main(["gradescope", "--assignment", str(tmp_path / "all.toml"), "--out", str(tmp_path / "ag.zip")])
+        cli.main(["gradescope", "--roster", str(roster_file), "--assignment", str(tmp_path / "all.toml"),
+                  "--out", str(tmp_path / "ag.zip")])
     assert "does not count practice questions yet" in capsys.readouterr().err and not (tmp_path / "ag.zip").exists()

@@ -50,6 +50,8 @@ def test_command_line_and_gradescope_give_the_same_points(tmp_path, monkeypatch,
     if points:
         (config / "assignment.toml").write_text("[points]\n" + "".join(f'{k} = {v}\n' for k, v in points.items()),
                                                 encoding="utf-8")
+    (config / "roster.csv").write_text("name,login,sis_id\nstudent,student@example.edu,S1\n", encoding="utf-8")
+    (root / "submission_metadata.json").write_text('{"users": [{"name": "student", "sid": "S1"}]}', encoding="utf-8")
     (root / "submission").mkdir()
     (root / "submission" / NOTEBOOK).write_text("{}", encoding="utf-8")
     monkeypatch.setattr(classroom, "grade_submission", lambda *args, **kw: graded)
