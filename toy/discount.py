@@ -2,7 +2,9 @@
 
 With a terminal reward r(x, y) that arrives at the last step of an episode of T actions (the digits, plus the EOS
 when the response ends early), the discounted return from the prompt is γ^(T−1)·r(x, y). With γ < 1 two responses
-that the reward scores equally are no longer equal: the shorter one is worth more. The policy that maximises
+that the reward scores equally are no longer equal: for a positive reward the shorter one is worth more, and for a
+negative reward (a penalty) the longer one, since γ^(T−1) shrinks a penalty as much as a prize (``ShiftedReward``
+moves the toy's rewards, all ≥ 0, below zero). The policy that maximises
 E[γ^(T−1) r] − β·KL(π ‖ π_ref) is π*(y) ∝ π_ref(y) exp(γ^(T−1) r(x, y)/β) (``toy.kl.kl_regularised_optimum``
 with the discounted return as its reward), so the bias toward short answers can be computed exactly.
 """
@@ -43,6 +45,26 @@ class DiscountedReward:
 
     def __hash__(self):
         return hash((self.reward, self.gamma, self.length))
+
+
+class ShiftedReward:
+    """r(x, y) + shift: the same ranking of responses, moved up or down. With shift = −1 the sum reward becomes 0 for a
+    right answer and −1 for a wrong one, a penalty: undiscounted, the KL-regularised optimum is unchanged (a constant
+    cancels in the normalisation); discounted, it is not."""
+
+    def __init__(self, reward, shift: float):
+        self.reward = get_reward(reward)
+        self.shift = checks.in_range("shift", shift, -100.0, 100.0)
+        self.__name__ = f"{reward_name(reward)} {self.shift:+g}"
+
+    def __call__(self, prompt, response) -> float:
+        return self.reward(prompt, response) + self.shift
+
+    def __eq__(self, other):
+        return isinstance(other, ShiftedReward) and (self.reward, self.shift) == (other.reward, other.shift)
+
+    def __hash__(self):
+        return hash((self.reward, self.shift))
 
 
 def discounted_optimum(reference: Policy, reward, gamma: float, beta: float) -> TabularPolicy:
