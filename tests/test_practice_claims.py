@@ -56,3 +56,39 @@ def test_the_discount_favours_the_shorter_response_only_for_a_positive_reward():
     assert length[penalty, 0.9] > length[penalty, 1.0]
     why = row("Discount γ").why
     assert "positive" in why and "negative" in why
+
+
+# -- 1 (c): which conclusions of 4.5 hold only for plain gradient steps --------------------------------------------
+def test_under_adam_the_scale_effects_of_45_vanish():
+    """4.5's optimiser box: 'RLOO and the mean baseline … end at the same point … Under plain steps the mean
+    baseline's shorter steps leave it behind'; 'Under Adam, GRPO ends at … (less KL than RLOO on …), and PPO at …,
+    close to RLOO, where plain steps gave it …'; 'under Adam too every method ends with more KL and less reward than
+    the optimum, on …'."""
+    import numpy as np
+
+    from toy.page.explorers import critic_free as cf
+    box = paragraph_with(NB45, "So two conclusions above hold for plain steps only")
+    assert "less KL than RLOO on" in box and "close to RLOO" in box
+    assert "plain steps" in paragraph_with(NB45, "std division lengthens its plain steps")
+    b = cf.BETAS.index(cf.ADAM_BETA)
+    adam = {m: cf.adam_runs(m) for m in ("rloo", "reinforce", "grpo", "ppo")}
+    sgd = {m: cf.training_runs(m, 4) for m in ("rloo", "reinforce", "grpo", "ppo")}
+
+    def end(c, curve, beta_index=0):
+        return float(getattr(c, curve)[beta_index, :, -1].mean())
+
+    # the same point under Adam (to 1 %), apart under plain steps (by more than 3 %)
+    for curve in ("reward", "kl"):
+        assert end(adam["rloo"], curve) == pytest.approx(end(adam["reinforce"], curve), rel=0.01)
+    assert end(sgd["reinforce"], "reward", b) < 0.97 * end(sgd["rloo"], "reward", b)
+    # plain steps: GRPO and PPO pay more KL than RLOO; Adam: GRPO pays less on most seeds, PPO about the same
+    assert end(sgd["grpo"], "kl", b) > end(sgd["rloo"], "kl", b) and end(sgd["ppo"], "kl", b) > end(sgd["rloo"], "kl", b)
+    assert end(adam["grpo"], "kl") < end(adam["rloo"], "kl")
+    assert (adam["grpo"].kl[0, :, -1] < adam["rloo"].kl[0, :, -1]).mean() > 0.5
+    assert end(adam["ppo"], "kl") == pytest.approx(end(adam["rloo"], "kl"), rel=0.05)
+    assert end(adam["ppo"], "kl") < 0.8 * end(sgd["ppo"], "kl", b)
+    # RLOO under Adam ends near its reward under plain steps (how ADAM_LR was chosen)
+    assert end(adam["rloo"], "reward") == pytest.approx(end(sgd["rloo"], "reward", b), abs=0.03)
+    opt_r, opt_kl = toy.train.optimum_metrics(cf.ADAM_BETA)
+    for c in adam.values():
+        assert np.all(c.kl[0, :, -1] > opt_kl) and np.all(c.reward[0, :, -1] < opt_r)
