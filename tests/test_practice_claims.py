@@ -82,7 +82,8 @@ def test_under_adam_the_scale_effects_of_45_vanish():
         assert end(adam["rloo"], curve) == pytest.approx(end(adam["reinforce"], curve), rel=0.01)
     assert end(sgd["reinforce"], "reward", b) < 0.97 * end(sgd["rloo"], "reward", b)
     # plain steps: GRPO and PPO pay more KL than RLOO; Adam: GRPO pays less on most seeds, PPO about the same
-    assert end(sgd["grpo"], "kl", b) > end(sgd["rloo"], "kl", b) and end(sgd["ppo"], "kl", b) > end(sgd["rloo"], "kl", b)
+    assert end(sgd["grpo"], "kl", b) > end(sgd["rloo"], "kl", b)
+    assert end(sgd["ppo"], "kl", b) > end(sgd["rloo"], "kl", b)
     assert end(adam["grpo"], "kl") < end(adam["rloo"], "kl")
     assert (adam["grpo"].kl[0, :, -1] < adam["rloo"].kl[0, :, -1]).mean() > 0.5
     assert end(adam["ppo"], "kl") == pytest.approx(end(adam["rloo"], "kl"), rel=0.05)

@@ -1,0 +1,85 @@
+"""The practitioners' table of 4.5 (toy.page.knobs, issue 51): its setting names are the ones read in each trainer's
+code. The tests cannot reach GitHub, so this file keeps its own record, written while reading each file at the commit
+below (with ``git show <commit>:<path>``); the table must say exactly the same. To update a name, read the new
+version's file and change both places.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from toy.page import knobs
+
+READ = {
+    # project: (commit, {file: names read in it})
+    "TRL": ("f2cd57710ae345ea6428ae95363267fcf38a3dc8", {
+        "trl/trainer/grpo_config.py": {  # dataclass fields of GRPOConfig
+            "beta", "epsilon", "epsilon_high", "num_generations", "scale_rewards", "loss_type", "num_iterations",
+            "vllm_importance_sampling_correction", "vllm_importance_sampling_mode"},
+        "trl/experimental/ppo/ppo_config.py": {"gamma", "lam"},  # fields of the experimental PPOConfig
+    }),
+    "verl": ("b178a3cd56f58b2d502255daba591e92833930a7", {
+        "verl/trainer/config/_generated_ppo_trainer.yaml": {  # Hydra keys, the whole PPO config flattened
+            "algorithm.use_kl_in_reward", "algorithm.kl_ctrl.kl_coef", "actor_rollout_ref.actor.use_kl_loss",
+            "actor_rollout_ref.actor.kl_loss_coef", "actor_rollout_ref.actor.kl_loss_type",
+            "actor_rollout_ref.actor.clip_ratio", "actor_rollout_ref.actor.clip_ratio_low",
+            "actor_rollout_ref.actor.clip_ratio_high", "actor_rollout_ref.actor.clip_ratio_c",
+            "actor_rollout_ref.rollout.n", "algorithm.adv_estimator", "algorithm.norm_adv_by_std_in_grpo",
+            "actor_rollout_ref.actor.loss_agg_mode", "algorithm.gamma", "algorithm.lam",
+            "actor_rollout_ref.actor.ppo_epochs", "algorithm.rollout_correction.rollout_is",
+            "algorithm.rollout_correction.rollout_is_threshold"},
+        "verl/trainer/config/algorithm.py": {  # AlgoConfig.filter_groups: FilterGroupsConfig(enable, metric, ...)
+            "algorithm.filter_groups.enable", "algorithm.filter_groups.metric"},
+    }),
+    "OpenRLHF": ("3c3be6234e0cb353e76bb8019947db9dfe99fca7", {
+        "openrlhf/cli/train_ppo_ray.py": {  # parser.add_argument flags
+            "--algo.kl.init_coef", "--algo.kl.use_loss", "--algo.kl.estimator", "--actor.eps_clip",
+            "--actor.eps_clip_low_high", "--actor.dual_clip", "--rollout.n_samples_per_prompt",
+            "--algo.advantage.estimator", "--algo.advantage.no_std_norm", "--algo.advantage.gamma",
+            "--algo.advantage.lambd", "--train.max_epochs", "--algo.advantage.is_correction_enable",
+            "--algo.advantage.is_correction_type", "--algo.dynamic_filtering_enable",
+            "--algo.dynamic_filtering_range"},
+    }),
+}
+
+
+@pytest.mark.parametrize("project", list(READ))
+def test_every_setting_name_is_the_one_read_at_the_recorded_commit(project):
+    commit, files = READ[project]
+    assert knobs.PROJECTS[project].commit == commit
+    assert knobs.PROJECTS[project].commit.startswith(knobs.PROJECTS[project].version.rsplit("-g", 1)[-1]) or (
+        "-g" not in knobs.PROJECTS[project].version)
+    table = {path: set(names) for path, names in knobs.settings(project).items()}
+    assert table == files
+
+
+def test_the_table_covers_what_the_issue_asked_for():
+    """β and where the KL sits; ε and ε_high; the group size; std normalisation; loss aggregation; γ and λ; epochs."""
+    topics = [k.knob for k in knobs.KNOBS]
+    for word in ("β", "ε_high", "group size", "Dr. GRPO", "aggregation", "γ and λ", "epochs"):
+        assert any(word in t for t in topics), word
+    for k in knobs.KNOBS:  # every trainer has a cell, and a setting with no name says why
+        for field in knobs.TRAINERS:
+            s = getattr(k, field)
+            assert s is None or (s.note and (s.names or "no " in s.note or "one trainer" in s.note)), (k.knob, field)
+
+
+def test_the_html_is_folded_names_every_setting_and_the_versions():
+    page = knobs.knob_table().html()
+    assert page.startswith('<div class="toy-knobs') and page.endswith("</details></div>") and "<details>" in page
+    assert "<script" not in page
+    for project, (commit, files) in READ.items():
+        assert commit[:7] in page and knobs.PROJECTS[project].version in page
+        for names in files.values():
+            for name in names:
+                assert f"<code>{name}</code>" in page
+    assert len(re.findall("<tr>", page)) == len(knobs.KNOBS) + 1
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="knobs"):
+        knobs.KnobTable("beta")
+    with pytest.raises(ValueError, match="project"):
+        knobs.settings("DeepSpeed-Chat")
