@@ -93,3 +93,52 @@ def test_under_adam_the_scale_effects_of_45_vanish():
     opt_r, opt_kl = toy.train.optimum_metrics(cf.ADAM_BETA)
     for c in adam.values():
         assert np.all(c.kl[0, :, -1] > opt_kl) and np.all(c.reward[0, :, -1] < opt_r)
+
+
+# -- 3: DAPO's dynamic sampling and REINFORCE++'s baseline, on the group explorer's setting -------------------------
+def explorer_batch(n: int = 4):
+    import numpy as np
+
+    from toy.page.explorers import critic_free as cf
+    return np.array([cf.sample_group("sum_to_target", g)[1][:n] for g in range(cf.N_GROUPS)])
+
+
+def test_dynamic_sampling_costs_more_responses_and_less_at_larger_groups():
+    """'a group of four ties with probability …, so the filter samples on average … groups, … responses, per group it
+    keeps, instead of four'; 'of the explorer's … sampled groups, … tie at n = 4'; 'Larger groups tie less often: at
+    n = 16 with probability …, and the filter costs … groups per group kept'."""
+    from toy import batching
+    box = paragraph_with(NB45, "DAPO's dynamic sampling, and what it costs")
+    assert "instead of four" in box and "tie less often" in box
+    pi = toy.reference_policy()
+    c4, c16 = (batching.dynamic_sampling(pi, "sum_to_target", X, n) for n in (4, 16))
+    assert 0 < c16.p_tie < c4.p_tie < 1
+    assert c4.responses_per_kept > 4 and c4.groups_per_kept > c16.groups_per_kept > 1
+    ties = int(batching.is_tie(explorer_batch()).sum())
+    assert 0 < ties < len(explorer_batch())
+    # a tie group gets 0 from every method but ReMax
+    from toy import estimators
+    for method in ("reinforce", "rloo", "grpo", "dr_grpo"):
+        assert (estimators.advantages(method, explorer_batch()[batching.is_tie(explorer_batch())]) == 0).all()
+
+
+def test_reinforce_pp_weighs_groups_as_rloo_does_and_grpo_does_not():
+    """'One divisor for the whole batch scales every group alike, so REINFORCE++-baseline weighs the two groups as
+    RLOO and the mean baseline do; GRPO's divisor, one per group, weighs the lone success more'."""
+    import numpy as np
+
+    from toy import batching, estimators
+    assert "the lone success more" in paragraph_with(NB45, "REINFORCE++'s baseline beside")
+    batch = explorer_batch()
+    rpp = batching.reinforce_pp_baseline(batch, tokens=toy.reference_policy().length)
+    lone = next(g for g in range(len(batch)) if batch[g].sum() == 1)
+    assert batch[0].sum() == 2
+
+    def first_success(values, g):
+        return float(values[int(np.argmax(batch[g]))])
+
+    ratio = {m: first_success(estimators.advantages(m, batch[lone]), lone)
+             / first_success(estimators.advantages(m, batch[0]), 0) for m in ("rloo", "grpo", "reinforce")}
+    ratio["rpp"] = first_success(rpp[lone], lone) / first_success(rpp[0], 0)
+    assert ratio["rpp"] == pytest.approx(ratio["rloo"], rel=1e-12) == pytest.approx(ratio["reinforce"], rel=1e-12)
+    assert ratio["grpo"] > ratio["rloo"] * 1.1
