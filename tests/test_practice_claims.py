@@ -142,3 +142,28 @@ def test_reinforce_pp_weighs_groups_as_rloo_does_and_grpo_does_not():
     ratio["rpp"] = first_success(rpp[lone], lone) / first_success(rpp[0], 0)
     assert ratio["rpp"] == pytest.approx(ratio["rloo"], rel=1e-12) == pytest.approx(ratio["reinforce"], rel=1e-12)
     assert ratio["grpo"] > ratio["rloo"] * 1.1
+
+
+def test_the_toys_critic_is_smaller_than_its_policy():
+    """4.3's box: 'the table has … cells for prompt 2, one per state, against the tabular policy's … logits there,
+    one per state and token'; 'still far off after 64 responses'."""
+    box = paragraph_with(NB43, "what a critic costs at scale")
+    assert "one per state and token" in box and "still far off after 64 responses" in box
+    pi = toy.reference_policy()
+    cells = toy.critic.Critic(pi.length, "tabular").weights_reached(X)
+    logits = sum(z[X].size for z in toy.TabularPolicy.from_policy(pi).logits)
+    assert logits == cells * pi.n_actions and cells < logits
+    from toy.page.explorers import classical
+    errs = toy.critic.sampled_errors(pi, "sum_to_target", X, "tabular", [64, 1024], seeds=classical.CRITIC_SEEDS)
+    assert errs[0] > 2 * errs[1]  # far off after 64, against its error after 1,024
+
+
+def test_what_to_watch_ties_each_curve_to_a_claim_that_holds():
+    """4.5's box: 'under plain steps GRPO ends at … nats against RLOO's …'; 'Every toy response has four tokens'."""
+    from toy.page.explorers import critic_free as cf
+    box = paragraph_with(NB45, "Every toy response has four tokens")
+    assert "GRPO ends at" in box and "against RLOO's" in box
+    b = cf.BETAS.index(0.1)
+    kl = {m: float(cf.training_runs(m, 4).kl[b, :, -1].mean()) for m in ("grpo", "rloo")}
+    assert kl["grpo"] > kl["rloo"]
+    assert toy.reference_policy().length == 4 and not toy.reference_policy().eos
