@@ -83,3 +83,35 @@ def test_bad_input():
         knobs.KnobTable("beta")
     with pytest.raises(ValueError, match="project"):
         knobs.settings("DeepSpeed-Chat")
+
+
+ALSO_READ = {
+    # names the boxes of 4.3 and 4.5 quote beyond the table's, read at the same commits
+    "trl/trainer/grpo_config.py": {"use_vllm", "vllm_importance_sampling_clip_max",
+                                   "vllm_importance_sampling_clip_min"},
+    "openrlhf/cli/train_ppo_ray.py": {"--algo.advantage.is_correction_threshold"},
+    "verl/trainer/config/algorithm/rollout_correction.yaml": {"rollout_is_threshold"},
+}
+
+
+def test_the_boxes_quote_only_names_that_were_read():
+    """Every setting name in backticks in the practitioners' boxes of 4.3 and 4.5 is in the record above."""
+    import json
+    from pathlib import Path
+
+    chapter = Path(__file__).resolve().parents[1] / "chapters" / "04-the-llm-as-a-policy"
+    read = set().union(*(names for _, files in READ.values() for names in files.values()),
+                       *ALSO_READ.values())
+    boxes = {"4.3-classical-vs-llm-rl.ipynb": ("stale-engines", "critic-scale"),
+             "4.5-connections.ipynb": ("c06", "c18-watch")}
+    quoted = set()
+    for name, ids in boxes.items():
+        cells = {c.get("id"): "".join(c["source"]) for c in json.loads((chapter / name).read_text())["cells"]}
+        for cid in ids:
+            for code in re.findall(r"`([^`$]+)`", cells[cid]):
+                if (re.fullmatch(r"(--)?[a-z_]+(\.[a-z_]+)*(=.*)?", code) and ("_" in code or "." in code)
+                        and not code.endswith((".py", ".yaml"))):
+                    quoted.add(code.split("=")[0])
+    quoted -= {"toy.batching.dynamic_sampling", "toy.batching.reinforce_pp_baseline"}
+    assert quoted, "the boxes quote setting names"
+    assert quoted <= read, quoted - read
