@@ -95,3 +95,17 @@ def test_shifted_reward_rejects_a_bad_shift():
     from toy.discount import ShiftedReward
     with pytest.raises(ValueError, match="shift"):
         ShiftedReward("sum_to_target", float("nan"))
+
+
+def test_mean_length_given_a_reward_by_enumeration():
+    from toy.discount import ShiftedReward, mean_length_given
+    ref = toy.reference_policy(eos=True)
+    penalty = ShiftedReward("sum_to_target", -1.0)
+    pi = discounted_optimum(ref, penalty, 0.9, 0.1)
+    for x in (1, 2):
+        for value in (0.0, -1.0):
+            eps = [(pi.prob(x, y), d) for y, _, d in episodes(pi, x) if penalty(x, d) == value]
+            want = sum(p * len(d) for p, d in eps) / sum(p for p, _ in eps)
+            assert mean_length_given(pi, x, penalty, value) == pytest.approx(want, rel=1e-9)
+    with pytest.raises(ValueError, match="value"):
+        mean_length_given(pi, 2, penalty, 5.0)

@@ -41,19 +41,26 @@ def row(concept: str) -> toy.fates.Row:
 # -- 1 (a): the discount's length preference has the sign of the reward --------------------------------------------
 def test_the_discount_favours_the_shorter_response_only_for_a_positive_reward():
     """4.3: 'of two equally good responses the shorter wins when r > 0 (the longer when r < 0)'; the box: 'at γ = 1
-    nothing changes … (the optimum writes … digits), but at γ = 0.9 it writes …, longer than π_ref's …, where the
-    unshifted reward gave …'. The fate table: 'for stopping early when rewards are positive, for going on when they
-    are negative'."""
+    nothing changes … (the optimum writes … digits, as before). At γ = 0.9 … among the wrong answers: there the
+    optimum writes … digits on average, longer than π_ref's …, while the unshifted reward shortens the right answers,
+    from … to …. (At β = 0.1 the optimum is almost all right answers, so its overall length barely moves under the
+    penalty.)' The fate table: 'for stopping early when rewards are positive, for going on when they are negative'."""
+    from toy.discount import mean_length_given
     assert "the longer when $r < 0$" in paragraph_with(NB43, "of two equally good responses")
     box = paragraph_with(NB43, "Shift the sum reward down by 1")
-    assert "longer than" in box and "nothing changes" in box
+    assert "longer than" in box and "nothing changes" in box and "barely moves" in box
     ref = toy.reference_policy(eos=True)
     penalty = ShiftedReward("sum_to_target", -1.0)
-    length = {(r, g): mean_length(discounted_optimum(ref, r, g, 0.1), X)
-              for r in ("sum_to_target", penalty) for g in (1.0, 0.9)}
-    assert length[penalty, 1.0] == pytest.approx(length["sum_to_target", 1.0], rel=1e-12)
-    assert length[penalty, 0.9] > mean_length(ref, X) > length["sum_to_target", 0.9]
-    assert length[penalty, 0.9] > length[penalty, 1.0]
+    opt = {(r, g): discounted_optimum(ref, r, g, 0.1) for r in ("sum_to_target", penalty) for g in (1.0, 0.9)}
+    assert mean_length(opt[penalty, 1.0], X) == pytest.approx(mean_length(opt["sum_to_target", 1.0], X), rel=1e-12)
+    wrong = {k: mean_length_given(p, X, penalty, -1.0) for k, p in (("ref", ref), ("0.9", opt[penalty, 0.9]))}
+    right = {k: mean_length_given(p, X, "sum_to_target", 1.0)
+             for k, p in (("ref", ref), ("0.9", opt["sum_to_target", 0.9]))}
+    assert wrong["0.9"] > wrong["ref"] + 0.1 and right["0.9"] < right["ref"] - 0.1
+    assert 1 - toy.value(opt[penalty, 0.9], "sum_to_target", X) < 0.01  # almost all right answers
+    # so the overall length moves by far less than among the wrong answers
+    overall = mean_length(opt[penalty, 0.9], X) - mean_length(opt[penalty, 1.0], X)
+    assert 0 < overall < 0.1 * (wrong["0.9"] - wrong["ref"])
     why = row("Discount γ").why
     assert "positive" in why and "negative" in why
 

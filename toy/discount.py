@@ -16,8 +16,8 @@ import numpy as np
 from . import checks
 from .kl import kl_regularised_optimum
 from .policy import Policy, TabularPolicy, check_policy
-from .rewards import get_reward, reward_name
-from .vocab import VOCAB_SIZE
+from .rewards import get_reward, reward_name, reward_table
+from .vocab import EOS, VOCAB_SIZE
 
 
 class DiscountedReward:
@@ -81,3 +81,19 @@ def mean_length(policy: Policy, prompt) -> float:
     check_policy("policy", policy)
     dist = policy.length_distribution(prompt)
     return float(np.arange(len(dist)) @ dist)
+
+
+def mean_length_given(policy: Policy, prompt, reward, value: float) -> float:
+    """E[number of digit tokens | r(x, y) = value] under π(· | x): the mean length among the responses the reward
+    scores ``value`` (for example the wrong answers, where a penalty acts)."""
+    check_policy("policy", policy)
+    value = checks.finite("value", value)
+    P = policy.response_probs(prompt)
+    R = reward_table(reward, prompt, policy.length, policy.n_actions)
+    n_digits = (sum(np.indices(P.shape)[t] != EOS for t in range(policy.length)) if policy.eos
+                else np.full(P.shape, policy.length))
+    mask = R == value
+    mass = float(P[mask].sum())
+    if mass <= 0:
+        raise checks.fail("value", "a reward some response with nonzero probability gets", value)
+    return float((P * n_digits)[mask].sum() / mass)
