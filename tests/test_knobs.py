@@ -115,3 +115,41 @@ def test_the_boxes_quote_only_names_that_were_read():
     quoted -= {"toy.batching.dynamic_sampling", "toy.batching.reinforce_pp_baseline"}
     assert quoted, "the boxes quote setting names"
     assert quoted <= read, quoted - read
+
+
+def test_the_kl_estimators_the_table_defines():
+    """The table: 'with q = π_ref/π: k1 = −log q, k2 = ½(log q)², k3 = q − log q − 1 (never negative)'. Under
+    sampling from π, k1 and k3 are unbiased for KL(π ‖ π_ref) (checked by enumeration over the toy's 625 responses, q
+    being a whole response's ratio), k2 and k3 are never negative, and k1 is, on some responses."""
+    import numpy as np
+
+    import toy
+    row = knobs.KNOBS[0].book
+    assert "k1 = −log q" in row and "k2 = ½(log q)²" in row and "k3 = q − log q − 1 (never negative)" in row
+    ref = toy.reference_policy()
+    pi = toy.reference_policy(temperature=0.5)
+    P, Q = pi.response_probs(2).ravel(), ref.response_probs(2).ravel()
+    log_q = np.log(Q) - np.log(P)  # per response: the sum over its tokens of log π_ref/π
+    kl = float(P @ -log_q)
+    assert kl > 0
+    k3 = np.exp(log_q) - log_q - 1
+    assert float(P @ k3) == pytest.approx(kl, rel=1e-9)  # E_π[q] = 1, so E_π[k3] = E_π[k1]
+    assert (k3 >= 0).all() and (0.5 * log_q**2 >= 0).all() and (-log_q < 0).any()
+
+
+def test_loss_aggregations_agree_up_to_a_constant_when_lengths_are_equal():
+    """The table: 'Every response in the training runs has four tokens, so these agree with the toy's sum over tokens
+    up to a constant factor'. With B responses of T tokens each: the token mean over the batch, the mean of each
+    response's token means, and the token sum over a constant C are the sum times 1/(BT), 1/(BT) and 1/C."""
+    import numpy as np
+
+    assert "up to a constant factor" in knobs.KNOBS[5].book and "training runs has four" in knobs.KNOBS[5].book
+    rng = np.random.default_rng(0)
+    for B, T in ((3, 4), (8, 4)):
+        loss = rng.normal(size=(B, T))
+        total = loss.sum()
+        assert loss.mean() == pytest.approx(total / (B * T))
+        assert loss.mean(axis=1).mean() == pytest.approx(total / (B * T))
+        assert (loss.sum(axis=1) / 16).mean() == pytest.approx(total / (16 * B))
+    ragged = [rng.normal(size=t) for t in (2, 4)]  # unequal lengths: the two means part
+    assert np.concatenate(ragged).mean() != pytest.approx(np.mean([r.mean() for r in ragged]))

@@ -57,6 +57,9 @@ def test_the_discount_favours_the_shorter_response_only_for_a_positive_reward():
     right = {k: mean_length_given(p, X, "sum_to_target", 1.0)
              for k, p in (("ref", ref), ("0.9", opt["sum_to_target", 0.9]))}
     assert wrong["0.9"] > wrong["ref"] + 0.1 and right["0.9"] < right["ref"] - 0.1
+    # '(which the optimum at γ = 1 keeps among them, their reward being one constant)'
+    assert "which the optimum at $\\gamma = 1$ keeps" in box
+    assert mean_length_given(opt[penalty, 1.0], X, penalty, -1.0) == pytest.approx(wrong["ref"], rel=1e-9)
     assert 1 - toy.value(opt[penalty, 0.9], "sum_to_target", X) < 0.01  # almost all right answers
     # so the overall length moves by far less than among the wrong answers
     overall = mean_length(opt[penalty, 0.9], X) - mean_length(opt[penalty, 1.0], X)
@@ -117,6 +120,8 @@ def test_dynamic_sampling_costs_more_responses_and_less_at_larger_groups():
     from toy import batching
     box = paragraph_with(NB45, "DAPO's dynamic sampling, and what it costs")
     assert "instead of four" in box and "tie less often" in box
+    assert "If every prompt were like prompt 2" in box and "With the task reward alone" in box
+    assert "verl's DAPO recipe" in box and "does not read" in box
     pi = toy.reference_policy()
     c4, c16 = (batching.dynamic_sampling(pi, "sum_to_target", X, n) for n in (4, 16))
     assert 0 < c16.p_tie < c4.p_tie < 1
@@ -135,7 +140,8 @@ def test_reinforce_pp_weighs_groups_as_rloo_does_and_grpo_does_not():
     import numpy as np
 
     from toy import batching, estimators
-    assert "the lone success more" in paragraph_with(NB45, "REINFORCE++'s baseline beside")
+    box = paragraph_with(NB45, "REINFORCE++'s baseline beside")
+    assert "the lone success more" in box and 'rpp_ratio_grpo' in box and 'rpp_ratio_rloo' in box
     batch = explorer_batch()
     rpp = batching.reinforce_pp_baseline(batch, tokens=toy.reference_policy().length)
     lone = next(g for g in range(len(batch)) if batch[g].sum() == 1)
@@ -149,6 +155,10 @@ def test_reinforce_pp_weighs_groups_as_rloo_does_and_grpo_does_not():
     ratio["rpp"] = first_success(rpp[lone], lone) / first_success(rpp[0], 0)
     assert ratio["rpp"] == pytest.approx(ratio["rloo"], rel=1e-12) == pytest.approx(ratio["reinforce"], rel=1e-12)
     assert ratio["grpo"] > ratio["rloo"] * 1.1
+    # 'subtracts their mean (zero here, since every response has four tokens and a group's advantages sum to zero)'
+    assert "zero here" in box
+    centred = np.repeat(batch - batch.mean(axis=1, keepdims=True), 4, axis=1)  # one entry per token
+    assert centred.mean() == pytest.approx(0.0, abs=1e-12)
 
 
 def test_the_toys_critic_is_smaller_than_its_policy():
@@ -156,6 +166,7 @@ def test_the_toys_critic_is_smaller_than_its_policy():
     one per state and token'; 'still far off after 64 responses'."""
     box = paragraph_with(NB43, "what a critic costs at scale")
     assert "one per state and token" in box and "still far off after 64 responses" in box
+    assert 'quote("critic_cells_x")' in box and "crit_tabular_n" not in box  # not the 5-prompt table's 780
     pi = toy.reference_policy()
     cells = toy.critic.Critic(pi.length, "tabular").weights_reached(X)
     logits = sum(z[X].size for z in toy.TabularPolicy.from_policy(pi).logits)
@@ -166,11 +177,14 @@ def test_the_toys_critic_is_smaller_than_its_policy():
 
 
 def test_what_to_watch_ties_each_curve_to_a_claim_that_holds():
-    """4.5's box: 'under plain steps GRPO ends at … nats against RLOO's …'; 'Every toy response has four tokens'."""
+    """4.5's box: 'under plain steps GRPO ends at … nats against RLOO's …'; 'Every response in the training runs has
+    four tokens … (4.3's discount explorer, with an end-of-sequence token, shows the lever)'."""
     from toy.page.explorers import critic_free as cf
-    box = paragraph_with(NB45, "Every toy response has four tokens")
+    box = paragraph_with(NB45, "Every response in the training runs has")
     assert "GRPO ends at" in box and "against RLOO's" in box
     b = cf.BETAS.index(0.1)
     kl = {m: float(cf.training_runs(m, 4).kl[b, :, -1].mean()) for m in ("grpo", "rloo")}
     assert kl["grpo"] > kl["rloo"]
     assert toy.reference_policy().length == 4 and not toy.reference_policy().eos
+    lengths = toy.reference_policy(eos=True).length_distribution(X)  # the discount explorer's policy: lengths vary
+    assert (lengths > 0).sum() > 1

@@ -8,9 +8,9 @@ will be stale here: the table says at which version it was read.
 Conventions: verl's settings are Hydra keys, read in ``verl/trainer/config/_generated_ppo_trainer.yaml`` (the whole
 PPO configuration flattened into one file: ``ppo_trainer.yaml`` with ``actor/actor.yaml``, ``rollout/rollout.yaml``
 and ``algorithm/rollout_correction.yaml`` in place), except ``algorithm.filter_groups``, a field of the dataclass in
-``verl/trainer/config/algorithm.py``; OpenRLHF's are command-line flags of
-``openrlhf/cli/train_ppo_ray.py``; TRL's are fields of ``GRPOConfig`` (``trl/trainer/grpo_config.py``) unless the text
-names ``RLOOConfig`` or the experimental ``PPOConfig``.
+``verl/trainer/config/algorithm.py`` that only the DAPO recipe (``recipe/dapo``) reads; OpenRLHF's are command-line
+flags of ``openrlhf/cli/train_ppo_ray.py``; TRL's are fields of ``GRPOConfig`` (``trl/trainer/grpo_config.py``)
+unless the text names ``RLOOConfig`` or the experimental ``PPOConfig``.
 """
 
 from __future__ import annotations
@@ -69,13 +69,14 @@ A = "actor_rollout_ref.actor."
 KNOBS = (
     Knob("β and where the KL goes",
          "the toy's training puts β·log(π/π_ref) into the reward, for every method (4.5); GRPO as published puts a k3 "
-         "term into the loss",
+         "term into the loss. The estimators of a token's KL, with q = π_ref/π: k1 = −log q, k2 = ½(log q)², "
+         "k3 = q − log q − 1 (never negative)",
          Setting(("beta",), "GRPOTrainer: KL in the loss (k3), default 0.0, no KL at all; RLOOConfig's beta (default "
                  "0.05) goes into the reward; the experimental PPOConfig's kl_coef too", TRL_GRPO),
          Setting(("algorithm.use_kl_in_reward", "algorithm.kl_ctrl.kl_coef", A + "use_kl_loss", A + "kl_loss_coef",
                   A + "kl_loss_type"),
-                 "in the reward with use_kl_in_reward, in the loss with use_kl_loss (low_var_kl is k3); both off by "
-                 "default", VERL_YAML),
+                 "in the reward with use_kl_in_reward, in the loss with use_kl_loss (low_var_kl is k3, clipped); both "
+                 "off by default", VERL_YAML),
          Setting(("--algo.kl.init_coef", "--algo.kl.use_loss", "--algo.kl.estimator"),
                  "in the reward by default (estimator k1); --algo.kl.use_loss moves it to the loss (k2 or k3)",
                  ORLHF_CLI)),
@@ -103,16 +104,22 @@ KNOBS = (
                  "(GRPO), dr_grpo", ORLHF_CLI)),
     Knob("std normalisation: GRPO against Dr. GRPO",
          "GRPO divides by the group's std, Dr. GRPO does not (4.5's table and explorers)",
-         Setting(("scale_rewards",), '"group" (default: GRPO), "none" (Dr. GRPO), "batch" (one std over the batch)',
+         Setting(("scale_rewards",), '"group" (default: GRPO), "none" (with loss_type "dr_grpo": Dr. GRPO), '
+                 '"batch" (one std over the batch)',
                  TRL_GRPO),
-         Setting(("algorithm.norm_adv_by_std_in_grpo",), "True by default; False is Dr. GRPO", VERL_YAML),
+         Setting(("algorithm.norm_adv_by_std_in_grpo",), "True by default; False, with loss_agg_mode "
+                 '"seq-mean-token-sum-norm", is Dr. GRPO', VERL_YAML),
          Setting(("--algo.advantage.estimator", "--algo.advantage.no_std_norm"),
                  "group_norm divides by the group's std, dr_grpo does not; no_std_norm drops the batch std of gae, "
                  "reinforce and reinforce_baseline", ORLHF_CLI)),
     Knob("loss aggregation",
-         "every toy response has four tokens, so the toy's sum over tokens is every convention at once (4.5)",
+         "how a batch's token losses become one number: a mean over all its tokens, a mean over each response's "
+         "tokens then over responses, or a sum divided by a constant. Every response in the training runs has four "
+         "tokens, so these agree with the toy's sum over tokens up to a constant factor, a step size under plain "
+         "steps (4.5)",
          Setting(("loss_type",), '"dapo" (default: token mean over the global batch), "grpo" (mean over each '
-                 'response\'s tokens, then over responses), "dr_grpo" (token sum over a constant), "bnpo"; '
+                 'response\'s tokens, then over responses), "dr_grpo" (token sum over a constant), "bnpo", '
+                 'among others; '
                  "RLOOTrainer averages one loss per response", TRL_GRPO),
          Setting((A + "loss_agg_mode",), '"token-mean" (default), "seq-mean-token-sum", "seq-mean-token-mean", '
                  '"seq-mean-token-sum-norm"', VERL_YAML),
@@ -135,10 +142,11 @@ KNOBS = (
          "a learned critic needs data before its values help (4.3's critic figure; a box beside it)",
          Setting((), "no warm-up setting in the experimental PPOConfig: critic and policy train from the first step",
                  TRL_PPO),
-         Setting(("trainer.critic_warmup",), "steps that train only the critic before the policy moves; default 0",
+         Setting(("trainer.critic_warmup",), "training steps (batches) that train only the critic before the "
+                 "policy moves; default 0",
                  VERL_YAML),
-         Setting(("--critic.freezing_steps",), "freezes the actor for the first steps to let the critic warm up; "
-                 "default −1 (none)", ORLHF_CLI)),
+         Setting(("--critic.freezing_steps",), "freezes the actor for its first training steps (batches) to let the "
+                 "critic warm up; default −1 (none)", ORLHF_CLI)),
     Knob("engine-vs-trainer importance weights",
          "not in the toy (one policy, no inference engine); 4.3's staleness figure shows why the weights are bounded",
          Setting(("vllm_importance_sampling_correction", "vllm_importance_sampling_mode"),
@@ -152,7 +160,8 @@ KNOBS = (
          "drop groups whose rewards are all equal and sample again (the box beside 4.5's group explorer)",
          None,
          Setting(("algorithm.filter_groups.enable", "algorithm.filter_groups.metric"),
-                 "a dataclass field, off by default (enable = False)", VERL_FILTER),
+                 "read only by verl's DAPO recipe (python3 -m recipe.dapo.main_dapo), not by main_ppo; off unless "
+                 "set (filter_groups defaults to None)", VERL_FILTER),
          Setting(("--algo.dynamic_filtering_enable", "--algo.dynamic_filtering_range"),
                  "keeps groups whose mean reward lies strictly inside the range", ORLHF_CLI)),
 )
@@ -211,7 +220,8 @@ class KnobTable:
                 "knobs in TRL, verl and OpenRLHF</summary><table><thead><tr>"
                 + "".join(f"<th>{esc(h)}</th>" for h in heads) + "</tr></thead><tbody>" + "".join(rows)
                 + f"</tbody></table><p>Names read in each project's code: {esc(versions)}. A later version may rename "
-                "them.</p></details></div>")
+                "them. verl's names are Hydra configuration keys (set as key=value on the command line), "
+                "OpenRLHF's are command-line flags, TRL's are fields of a config class.</p></details></div>")
 
     def _repr_html_(self) -> str:
         return self.html()
