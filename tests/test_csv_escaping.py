@@ -23,9 +23,8 @@ def test_each_formula_start_is_escaped_and_read_back(start):
 
 @pytest.mark.parametrize("control", ["\t", "\r", "\n", "\x00", "\x1b"])
 def test_control_characters_become_spaces(control):
-    for text in (f"{control}=1+1", f"a{control}b"):
-        cell = tables.csv_cell(text)
-        assert control not in cell and cell == text.replace(control, " ")
+    assert tables.csv_cell(f"a{control}b") == "a b"
+    assert tables.csv_cell(f"{control}=1+1") == "' =1+1"  # a formula after a space is still quoted
     assert tables.csv_cell(f"{control}@x")[:1] not in ("\t", "\r", *tables.FORMULA_STARTS)
 
 

@@ -38,7 +38,7 @@ from .kl import kl_regularised_optimum
 from .policy import Policy, check_policy, check_prompt, reference_policy
 from .rewards import REWARDS, get_reward, reward_table
 from .train import (
-    _ascend,
+    Ascent,
     _tabular_loop,
     response_log_probs,
     sample_ids,
@@ -147,6 +147,7 @@ def _distill(method, teacher_beta, reward, steps, n, seeds, lr) -> DistillCurves
     log_t_b = np.broadcast_to(log_t, (B,) + log_t.shape)
     z = [np.broadcast_to(t, (B,) + t.shape).copy() for t in tabular_logits(ref, prompts)]
     rngs = [np.random.default_rng(s) for s in seeds]
+    ascent = Ascent("sgd", lr)
 
     def update(step, z, log_probs, log_p):
         u = np.stack([rng.random((P, n)) for rng in rngs])  # (B, P, n)
@@ -160,7 +161,7 @@ def _distill(method, teacher_beta, reward, steps, n, seeds, lr) -> DistillCurves
             else:
                 r = np.take_along_axis(np.broadcast_to(R, (B, P, R.shape[1])), ids, axis=-1)
                 coef = np.repeat(estimators.advantages("rloo", r)[..., None], L, axis=-1)
-        return _ascend(z, token_gradient([np.exp(lp) for lp in log_probs], ids, coef / n, K), lr)
+        return ascent.step(z, token_gradient([np.exp(lp) for lp in log_probs], ids, coef / n, K))
 
     reward_curve, kl_curve, _ = _tabular_loop(z, steps, log_t, R, update)
     return DistillCurves(reward_curve, kl_curve)

@@ -1,7 +1,12 @@
 """Small training loops on a tabular policy, with the expected reward and the KL to π_ref computed exactly each step.
 
-Every run starts from a policy (π_ref unless ``start`` is given) and maximises E[r] − β·KL(π ‖ π_ref) by plain
-gradient ascent on the logits of one softmax per (prompt, prefix), the parameters of a ``toy.TabularPolicy``.
+Every run starts from a policy (π_ref unless ``start`` is given) and maximises E[r] − β·KL(π ‖ π_ref) by gradient
+ascent on the logits of one softmax per (prompt, prefix), the parameters of a ``toy.TabularPolicy``. The step is plain
+(``optimizer="sgd"``: θ ← θ + lr·g, the default, which every figure of the book uses) or Adam's (``optimizer="adam"``,
+Kingma and Ba's update with bias correction: m ← β₁m + (1 − β₁)g, v ← β₂v + (1 − β₂)g², θ ← θ + lr·m̂/(√v̂ + ε)),
+which the trainers of LLMs use. Adam divides each parameter's step by a running scale of its own gradients, so it
+undoes a rescaling of all the advantages by one number; a plain step does not. (In the toy every prompt has logits of
+its own, so Adam also normalises each prompt's steps separately; a network shares its weights across prompts.)
 Each step samples a group of n responses per prompt, scores them with the KL-shaped reward
 
     r̃(x, y) = r(x, y) − β·log(π(y|x) / π_ref(y|x))        (InstructGPT's penalty; it sums the per-token terms)
@@ -69,6 +74,13 @@ LABELS = {
     "grpo": "GRPO", "dr_grpo": "Dr. GRPO", "ppo": "PPO + critic (GAE)", "vineppo": "VinePPO",
 }
 """Short display names."""
+
+OPTIMIZERS = {"sgd": "plain gradient steps: θ ← θ + lr·g", "adam": "Adam: θ ← θ + lr·m̂/(√v̂ + ε)"}
+"""The step rules ``train`` offers."""
+
+ADAM_BETAS = (0.9, 0.999)
+ADAM_EPS = 1e-8
+"""Adam's defaults (PyTorch's, and Kingma and Ba's)."""
 
 MAX_BATCH = 2_000_000
 """Largest array (runs × prompts × responses) one training step builds."""
@@ -229,11 +241,6 @@ def sampled_token_log_probs(log_probs: list[np.ndarray], ids: np.ndarray, K: int
     return np.stack(out, axis=-1)
 
 
-def _ascend(z: list[np.ndarray], grads: list[np.ndarray], lr: float) -> list[np.ndarray]:
-    """One step of gradient ascent on the logits of every depth: z_t + lr · g_t."""
-    return [zt + lr * g for zt, g in zip(z, grads, strict=True)]
-
-
 def _tabular_loop(z: list[np.ndarray], steps: int, log_target: np.ndarray, R: np.ndarray, update):
     """The tabular policy-gradient loop every trainer of the toy shares (``train``, ``toy.distillation``).
 
@@ -261,14 +268,51 @@ def _depth_list(name: str, value) -> list[np.ndarray]:
     return [checks.array(f"{name}[{t}]", a, min_ndim=2) for t, a in enumerate(value)]
 
 
+# -- the step rule ---------------------------------------------------------------------------------------------
+class Ascent:
+    """One gradient-ascent step on a list of parameter arrays, plain or Adam's; Adam keeps its moments between calls.
+
+    ``step(params, grads)`` returns the new parameters: params[i] + lr·grads[i] (``"sgd"``), or Adam's update with
+    its first and second moments m, v (zero at the start) and bias correction after t steps:
+    m ← β₁m + (1 − β₁)g, v ← β₂v + (1 − β₂)g², θ ← θ + lr·(m/(1 − β₁ᵗ))/(√(v/(1 − β₂ᵗ)) + ε).
+    """
+
+    def __init__(self, optimizer: str, lr: float, betas=ADAM_BETAS, eps: float = ADAM_EPS):
+        checks.choose("optimizer", optimizer, OPTIMIZERS)
+        self.optimizer = optimizer
+        self.lr = checks.positive_finite("lr", lr)
+        self.b1, self.b2 = (checks.in_range("beta of Adam", b, 0.0, 0.999999) for b in betas)
+        self.eps = checks.positive_finite("eps", eps)
+        self.t, self.m, self.v = 0, None, None
+
+    def step(self, params: list[np.ndarray], grads: list[np.ndarray]) -> list[np.ndarray]:
+        if self.optimizer == "sgd":
+            return [p + self.lr * g for p, g in zip(params, grads, strict=True)]
+        if self.m is None:
+            self.m = [np.zeros_like(g) for g in grads]
+            self.v = [np.zeros_like(g) for g in grads]
+        self.t += 1
+        out = []
+        for i, (p, g) in enumerate(zip(params, grads, strict=True)):
+            self.m[i] = self.b1 * self.m[i] + (1 - self.b1) * g
+            self.v[i] = self.b2 * self.v[i] + (1 - self.b2) * g * g
+            m_hat = self.m[i] / (1 - self.b1**self.t)
+            v_hat = self.v[i] / (1 - self.b2**self.t)
+            out.append(p + self.lr * m_hat / (np.sqrt(v_hat) + self.eps))
+        return out
+
+
 # -- training -------------------------------------------------------------------------------------------------
 def train(method: str, *, steps: int = 40, group_size: int = 4, betas=(0.05,), seeds=(0, 1, 2, 3, 4),
           lr: float = LEARNING_RATE, reward="sum_to_target", reference: Policy | None = None,
           start: Policy | None = None, prompts=PROMPTS, epochs: int = 1, clip: float = 0.2,
-          lam: float = 0.95, vine_k: int = 9, critic_lr: float = 0.5, critic_features: str | None = None) -> Curves:
+          lam: float = 0.95, vine_k: int = 9, critic_lr: float = 0.5, critic_features: str | None = None,
+          optimizer: str = "sgd") -> Curves:
     """Train one method from ``start`` (default: π_ref) for every β in ``betas`` and every seed; see the module
-    docstring. ``lam`` (GAE's λ), ``critic_lr`` and ``critic_features`` are used by ``ppo``, ``vine_k`` (rollouts
-    per state) by ``vineppo``; see ``toy.ppo``.
+    docstring. ``optimizer`` is the policy's step rule (``OPTIMIZERS``: plain steps of size ``lr``, or Adam's with
+    learning rate ``lr``; the critic of ``ppo`` keeps its own update, ``critic_lr``). ``lam`` (GAE's λ),
+    ``critic_lr`` and ``critic_features`` are used by ``ppo``, ``vine_k`` (rollouts per state) by ``vineppo``; see
+    ``toy.ppo``.
 
     Returns ``Curves`` with the exact expected reward and KL to π_ref after every step.
     """
@@ -280,6 +324,7 @@ def train(method: str, *, steps: int = 40, group_size: int = 4, betas=(0.05,), s
     if not betas or not seeds:
         raise ValueError("betas and seeds must each hold at least one value")
     lr = checks.positive_finite("lr", lr)
+    ascent = Ascent(optimizer, lr)
     epochs = checks.positive_int("epochs", epochs, low=1, high=20)
     clip = checks.in_range("clip", clip, 0.0, 1.0)
     prompts = checks.prompts("prompts", prompts)
@@ -317,7 +362,7 @@ def train(method: str, *, steps: int = 40, group_size: int = 4, betas=(0.05,), s
         probs = [np.exp(lp) for lp in log_probs]
         if method == "exact":
             w = np.exp(log_p) * (R - beta[:, None, None] * (log_p - log_ref))
-            return _ascend(z, _exact_gradient(probs, w, K), lr)
+            return ascent.step(z, _exact_gradient(probs, w, K))
         u = np.stack([rng.random((P, n)) for rng in rngs])  # (ns, P, n), shared across β
         ids = sample_ids(log_p, np.tile(u, (nb, 1, 1)))  # (B, P, n)
         r = np.take_along_axis(np.broadcast_to(R, (B, P, R.shape[1])), ids, axis=-1)
@@ -348,7 +393,7 @@ def train(method: str, *, steps: int = 40, group_size: int = 4, betas=(0.05,), s
             if epoch:
                 ratio = np.exp(sampled_token_log_probs(log_probs, ids, K) - old_lp)
                 coef = coef * ratio * clipped_gradient_mask(ratio, A, clip, clip)
-            z = _ascend(z, token_gradient(probs, ids, coef, K), lr)
+            z = ascent.step(z, token_gradient(probs, ids, coef, K))
         return z
 
     reward_curve, kl_curve, z = _tabular_loop(z, steps, log_ref, R, update)

@@ -451,6 +451,21 @@ def training_runs(method: str, n: int) -> train.Curves:
     return train.train(method, steps=TRAIN_STEPS, group_size=n, betas=BETAS, seeds=TRAIN_SEEDS, lr=TRAIN_LR)
 
 
+ADAM_LR = 0.2
+"""Adam's learning rate for the optimiser comparison of 4.5: RLOO then ends near its reward under plain steps."""
+ADAM_BETA = 0.1
+"""The KL coefficient of that comparison (the running text's)."""
+
+
+@cache
+def adam_runs(method: str, n: int = 4) -> train.Curves:
+    """The training runs of ``training_runs`` at β = ``ADAM_BETA`` with Adam's step (learning rate ``ADAM_LR``) in
+    place of plain gradient steps: same seeds, same samples at the first step."""
+    seeds = TRAIN_SEEDS[:1] if method == "exact" else TRAIN_SEEDS
+    return train.train(method, steps=TRAIN_STEPS, group_size=n, betas=(ADAM_BETA,), seeds=seeds, lr=ADAM_LR,
+                       optimizer="adam")
+
+
 @cache
 def _optimum(beta: float) -> tuple[float, float]:
     return train.optimum_metrics(beta)

@@ -1,0 +1,155 @@
+"""The practitioners' table of 4.5 (toy.page.knobs, issue 51): its setting names are the ones read in each trainer's
+code. The tests cannot reach GitHub, so this file keeps its own record, written while reading each file at the commit
+below (with ``git show <commit>:<path>``); the table must say exactly the same. To update a name, read the new
+version's file and change both places.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from toy.page import knobs
+
+READ = {
+    # project: (commit, {file: names read in it})
+    "TRL": ("f2cd57710ae345ea6428ae95363267fcf38a3dc8", {
+        "trl/trainer/grpo_config.py": {  # dataclass fields of GRPOConfig
+            "beta", "epsilon", "epsilon_high", "num_generations", "scale_rewards", "loss_type", "num_iterations",
+            "vllm_importance_sampling_correction", "vllm_importance_sampling_mode"},
+        "trl/experimental/ppo/ppo_config.py": {"gamma", "lam"},  # fields of the experimental PPOConfig
+    }),
+    "verl": ("b178a3cd56f58b2d502255daba591e92833930a7", {
+        "verl/trainer/config/_generated_ppo_trainer.yaml": {  # Hydra keys, the whole PPO config flattened
+            "algorithm.use_kl_in_reward", "algorithm.kl_ctrl.kl_coef", "actor_rollout_ref.actor.use_kl_loss",
+            "actor_rollout_ref.actor.kl_loss_coef", "actor_rollout_ref.actor.kl_loss_type",
+            "actor_rollout_ref.actor.clip_ratio", "actor_rollout_ref.actor.clip_ratio_low",
+            "actor_rollout_ref.actor.clip_ratio_high", "actor_rollout_ref.actor.clip_ratio_c",
+            "actor_rollout_ref.rollout.n", "algorithm.adv_estimator", "algorithm.norm_adv_by_std_in_grpo",
+            "actor_rollout_ref.actor.loss_agg_mode", "algorithm.gamma", "algorithm.lam",
+            "actor_rollout_ref.actor.ppo_epochs", "algorithm.rollout_correction.rollout_is",
+            "algorithm.rollout_correction.rollout_is_threshold", "trainer.critic_warmup"},
+        "verl/trainer/config/algorithm.py": {  # AlgoConfig.filter_groups: FilterGroupsConfig(enable, metric, ...)
+            "algorithm.filter_groups.enable", "algorithm.filter_groups.metric"},
+    }),
+    "OpenRLHF": ("3c3be6234e0cb353e76bb8019947db9dfe99fca7", {
+        "openrlhf/cli/train_ppo_ray.py": {  # parser.add_argument flags
+            "--algo.kl.init_coef", "--algo.kl.use_loss", "--algo.kl.estimator", "--actor.eps_clip",
+            "--actor.eps_clip_low_high", "--actor.dual_clip", "--rollout.n_samples_per_prompt",
+            "--algo.advantage.estimator", "--algo.advantage.no_std_norm", "--algo.advantage.gamma",
+            "--algo.advantage.lambd", "--train.max_epochs", "--algo.advantage.is_correction_enable",
+            "--algo.advantage.is_correction_type", "--algo.dynamic_filtering_enable",
+            "--algo.dynamic_filtering_range", "--critic.freezing_steps"},
+    }),
+}
+
+
+@pytest.mark.parametrize("project", list(READ))
+def test_every_setting_name_is_the_one_read_at_the_recorded_commit(project):
+    commit, files = READ[project]
+    assert knobs.PROJECTS[project].commit == commit
+    assert knobs.PROJECTS[project].commit.startswith(knobs.PROJECTS[project].version.rsplit("-g", 1)[-1]) or (
+        "-g" not in knobs.PROJECTS[project].version)
+    table = {path: set(names) for path, names in knobs.settings(project).items()}
+    assert table == files
+
+
+def test_the_table_covers_what_the_issue_asked_for():
+    """β and where the KL sits; ε and ε_high; the group size; std normalisation; loss aggregation; γ and λ; epochs."""
+    topics = [k.knob for k in knobs.KNOBS]
+    for word in ("β", "ε_high", "group size", "Dr. GRPO", "aggregation", "γ and λ", "epochs"):
+        assert any(word in t for t in topics), word
+    for k in knobs.KNOBS:  # every trainer has a cell, and a setting with no name says why
+        for field in knobs.TRAINERS:
+            s = getattr(k, field)
+            assert s is None or (s.note and (s.names or s.note.startswith(("no ", "one trainer")))), (k.knob, field)
+
+
+def test_the_html_is_folded_names_every_setting_and_the_versions():
+    page = knobs.knob_table().html()
+    assert page.startswith('<div class="toy-knobs') and page.endswith("</details></div>") and "<details>" in page
+    assert "<script" not in page
+    for project, (commit, files) in READ.items():
+        assert commit[:7] in page and knobs.PROJECTS[project].version in page
+        for names in files.values():
+            for name in names:
+                assert f"<code>{name}</code>" in page
+    assert len(re.findall("<tr>", page)) == len(knobs.KNOBS) + 1
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="knobs"):
+        knobs.KnobTable("beta")
+    with pytest.raises(ValueError, match="project"):
+        knobs.settings("DeepSpeed-Chat")
+
+
+ALSO_READ = {
+    # names the boxes of 4.3 and 4.5 quote beyond the table's, read at the same commits
+    "trl/trainer/grpo_config.py": {"use_vllm", "vllm_importance_sampling_clip_max",
+                                   "vllm_importance_sampling_clip_min"},
+    "openrlhf/cli/train_ppo_ray.py": {"--algo.advantage.is_correction_threshold"},
+    "verl/trainer/config/algorithm/rollout_correction.yaml": {"rollout_is_threshold"},
+}
+
+
+def test_the_boxes_quote_only_names_that_were_read():
+    """Every setting name in backticks in the practitioners' boxes of 4.3 and 4.5 is in the record above."""
+    import json
+    from pathlib import Path
+
+    chapter = Path(__file__).resolve().parents[1] / "chapters" / "04-the-llm-as-a-policy"
+    read = set().union(*(names for _, files in READ.values() for names in files.values()),
+                       *ALSO_READ.values())
+    boxes = {"4.3-classical-vs-llm-rl.ipynb": ("stale-engines", "critic-scale"),
+             "4.5-connections.ipynb": ("c06", "c18-watch")}
+    quoted = set()
+    for name, ids in boxes.items():
+        cells = {c.get("id"): "".join(c["source"]) for c in json.loads((chapter / name).read_text())["cells"]}
+        for cid in ids:
+            for code in re.findall(r"`([^`$]+)`", cells[cid]):
+                if (re.fullmatch(r"(--)?[a-z_]+(\.[a-z_]+)*(=.*)?", code) and ("_" in code or "." in code)
+                        and not code.endswith((".py", ".yaml"))):
+                    quoted.add(code.split("=")[0])
+    quoted -= {"toy.batching.dynamic_sampling", "toy.batching.reinforce_pp_baseline"}
+    assert quoted, "the boxes quote setting names"
+    assert quoted <= read, quoted - read
+
+
+def test_the_kl_estimators_the_table_defines():
+    """The table: 'with q = π_ref/π: k1 = −log q, k2 = ½(log q)², k3 = q − log q − 1 (never negative)'. Under
+    sampling from π, k1 and k3 are unbiased for KL(π ‖ π_ref) (checked by enumeration over the toy's 625 responses, q
+    being a whole response's ratio), k2 and k3 are never negative, and k1 is, on some responses."""
+    import numpy as np
+
+    import toy
+    row = knobs.KNOBS[0].book
+    assert "k1 = −log q" in row and "k2 = ½(log q)²" in row and "k3 = q − log q − 1 (never negative)" in row
+    ref = toy.reference_policy()
+    pi = toy.reference_policy(temperature=0.5)
+    P, Q = pi.response_probs(2).ravel(), ref.response_probs(2).ravel()
+    log_q = np.log(Q) - np.log(P)  # per response: the sum over its tokens of log π_ref/π
+    kl = float(P @ -log_q)
+    assert kl > 0
+    k3 = np.exp(log_q) - log_q - 1
+    assert float(P @ k3) == pytest.approx(kl, rel=1e-9)  # E_π[q] = 1, so E_π[k3] = E_π[k1]
+    assert (k3 >= 0).all() and (0.5 * log_q**2 >= 0).all() and (-log_q < 0).any()
+
+
+def test_loss_aggregations_agree_up_to_a_constant_when_lengths_are_equal():
+    """The table: 'Every response in the training runs has four tokens, so these agree with the toy's sum over tokens
+    up to a constant factor'. With B responses of T tokens each: the token mean over the batch, the mean of each
+    response's token means, and the token sum over a constant C are the sum times 1/(BT), 1/(BT) and 1/C."""
+    import numpy as np
+
+    assert "up to a constant factor" in knobs.KNOBS[5].book and "training runs has four" in knobs.KNOBS[5].book
+    rng = np.random.default_rng(0)
+    for B, T in ((3, 4), (8, 4)):
+        loss = rng.normal(size=(B, T))
+        total = loss.sum()
+        assert loss.mean() == pytest.approx(total / (B * T))
+        assert loss.mean(axis=1).mean() == pytest.approx(total / (B * T))
+        assert (loss.sum(axis=1) / 16).mean() == pytest.approx(total / (16 * B))
+    ragged = [rng.normal(size=t) for t in (2, 4)]  # unequal lengths: the two means part
+    assert np.concatenate(ragged).mean() != pytest.approx(np.mean([r.mean() for r in ragged]))

@@ -1,0 +1,190 @@
+"""Issue 51: the claims written for practitioners (folded boxes of 4.3 to 4.5, the fate table's rows), each
+recomputed from toy, not read from a notebook, and checked against what its sentence says. The sentences are quoted
+in each test's docstring with the glued numbers left out (…).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import toy
+from toy.discount import ShiftedReward, discounted_optimum, mean_length
+
+CHAPTER = Path(__file__).resolve().parents[1] / "chapters" / "04-the-llm-as-a-policy"
+NB43 = CHAPTER / "4.3-classical-vs-llm-rl.ipynb"
+NB44 = CHAPTER / "4.4-post-training-pipeline.ipynb"
+NB45 = CHAPTER / "4.5-connections.ipynb"
+X = 2
+
+
+def markdown(path: Path) -> list[str]:
+    return ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "markdown"]
+
+
+def paragraph_with(path: Path, needle: str) -> str:
+    """The first paragraph of the notebook's Markdown that contains ``needle``."""
+    for cell in markdown(path):
+        for par in re.split(r"\n\s*\n", cell):
+            if needle in par:
+                return par
+    raise AssertionError(f"{path.name}: no paragraph contains {needle!r}")
+
+
+def row(concept: str) -> toy.fates.Row:
+    return next(r for r in toy.fates.ROWS if r.concept == concept)
+
+
+# -- 1 (a): the discount's length preference has the sign of the reward --------------------------------------------
+def test_the_discount_favours_the_shorter_response_only_for_a_positive_reward():
+    """4.3: 'of two equally good responses the shorter wins when r > 0 (the longer when r < 0)'; the box: 'at γ = 1
+    nothing changes … (the optimum writes … digits, as before). At γ = 0.9 … among the wrong answers: there the
+    optimum writes … digits on average, longer than π_ref's …, while the unshifted reward shortens the right answers,
+    from … to …. (At β = 0.1 the optimum is almost all right answers, so its overall length barely moves under the
+    penalty.)' The fate table: 'for stopping early when rewards are positive, for going on when they are negative'."""
+    from toy.discount import mean_length_given
+    assert "the longer when $r < 0$" in paragraph_with(NB43, "of two equally good responses")
+    box = paragraph_with(NB43, "Shift the sum reward down by 1")
+    assert "longer than" in box and "nothing changes" in box and "barely moves" in box
+    ref = toy.reference_policy(eos=True)
+    penalty = ShiftedReward("sum_to_target", -1.0)
+    opt = {(r, g): discounted_optimum(ref, r, g, 0.1) for r in ("sum_to_target", penalty) for g in (1.0, 0.9)}
+    assert mean_length(opt[penalty, 1.0], X) == pytest.approx(mean_length(opt["sum_to_target", 1.0], X), rel=1e-12)
+    wrong = {k: mean_length_given(p, X, penalty, -1.0) for k, p in (("ref", ref), ("0.9", opt[penalty, 0.9]))}
+    right = {k: mean_length_given(p, X, "sum_to_target", 1.0)
+             for k, p in (("ref", ref), ("0.9", opt["sum_to_target", 0.9]))}
+    assert wrong["0.9"] > wrong["ref"] + 0.1 and right["0.9"] < right["ref"] - 0.1
+    # '(which the optimum at γ = 1 keeps among them, their reward being one constant)'
+    assert "which the optimum at $\\gamma = 1$ keeps" in box
+    assert mean_length_given(opt[penalty, 1.0], X, penalty, -1.0) == pytest.approx(wrong["ref"], rel=1e-9)
+    assert 1 - toy.value(opt[penalty, 0.9], "sum_to_target", X) < 0.01  # almost all right answers
+    # so the overall length moves by far less than among the wrong answers
+    overall = mean_length(opt[penalty, 0.9], X) - mean_length(opt[penalty, 1.0], X)
+    assert 0 < overall < 0.1 * (wrong["0.9"] - wrong["ref"])
+    why = row("Discount γ").why
+    assert "positive" in why and "negative" in why
+
+
+# -- 1 (c): which conclusions of 4.5 hold only for plain gradient steps --------------------------------------------
+def test_under_adam_the_scale_effects_of_45_vanish():
+    """4.5's optimiser box: 'RLOO and the mean baseline … end at the same point … Under plain steps the mean
+    baseline's shorter steps leave it behind'; 'Under Adam, GRPO ends at … (less KL than RLOO on …), and PPO at …,
+    close to RLOO, where plain steps gave it …'; 'under Adam too every method ends with more KL and less reward than
+    the optimum, on …'."""
+    import numpy as np
+
+    from toy.page.explorers import critic_free as cf
+    box = paragraph_with(NB45, "So two conclusions above hold for plain steps only")
+    assert "less KL than RLOO on" in box and "close to RLOO" in box
+    assert "plain steps" in paragraph_with(NB45, "std division lengthens its plain steps")
+    b = cf.BETAS.index(cf.ADAM_BETA)
+    adam = {m: cf.adam_runs(m) for m in ("rloo", "reinforce", "grpo", "ppo")}
+    sgd = {m: cf.training_runs(m, 4) for m in ("rloo", "reinforce", "grpo", "ppo")}
+
+    def end(c, curve, beta_index=0):
+        return float(getattr(c, curve)[beta_index, :, -1].mean())
+
+    # the same point under Adam (to 1 %), apart under plain steps (by more than 3 %)
+    for curve in ("reward", "kl"):
+        assert end(adam["rloo"], curve) == pytest.approx(end(adam["reinforce"], curve), rel=0.01)
+    assert end(sgd["reinforce"], "reward", b) < 0.97 * end(sgd["rloo"], "reward", b)
+    # plain steps: GRPO and PPO pay more KL than RLOO; Adam: GRPO pays less on most seeds, PPO about the same
+    assert end(sgd["grpo"], "kl", b) > end(sgd["rloo"], "kl", b)
+    assert end(sgd["ppo"], "kl", b) > end(sgd["rloo"], "kl", b)
+    assert end(adam["grpo"], "kl") < end(adam["rloo"], "kl")
+    assert (adam["grpo"].kl[0, :, -1] < adam["rloo"].kl[0, :, -1]).mean() > 0.5
+    assert end(adam["ppo"], "kl") == pytest.approx(end(adam["rloo"], "kl"), rel=0.05)
+    assert end(adam["ppo"], "kl") < 0.8 * end(sgd["ppo"], "kl", b)
+    # RLOO under Adam ends near its reward under plain steps (how ADAM_LR was chosen)
+    assert end(adam["rloo"], "reward") == pytest.approx(end(sgd["rloo"], "reward", b), abs=0.03)
+    opt_r, opt_kl = toy.train.optimum_metrics(cf.ADAM_BETA)
+    for c in adam.values():
+        assert np.all(c.kl[0, :, -1] > opt_kl) and np.all(c.reward[0, :, -1] < opt_r)
+
+
+# -- 3: DAPO's dynamic sampling and REINFORCE++'s baseline, on the group explorer's setting -------------------------
+def explorer_batch(n: int = 4):
+    import numpy as np
+
+    from toy.page.explorers import critic_free as cf
+    return np.array([cf.sample_group("sum_to_target", g)[1][:n] for g in range(cf.N_GROUPS)])
+
+
+def test_dynamic_sampling_costs_more_responses_and_less_at_larger_groups():
+    """'a group of four ties with probability …, so the filter samples on average … groups, … responses, per group it
+    keeps, instead of four'; 'of the explorer's … sampled groups, … tie at n = 4'; 'Larger groups tie less often: at
+    n = 16 with probability …, and the filter costs … groups per group kept'."""
+    from toy import batching
+    box = paragraph_with(NB45, "DAPO's dynamic sampling, and what it costs")
+    assert "instead of four" in box and "tie less often" in box
+    assert "If every prompt were like prompt 2" in box and "With the task reward alone" in box
+    assert "verl's DAPO recipe" in box and "does not read" in box
+    pi = toy.reference_policy()
+    c4, c16 = (batching.dynamic_sampling(pi, "sum_to_target", X, n) for n in (4, 16))
+    assert 0 < c16.p_tie < c4.p_tie < 1
+    assert c4.responses_per_kept > 4 and c4.groups_per_kept > c16.groups_per_kept > 1
+    ties = int(batching.is_tie(explorer_batch()).sum())
+    assert 0 < ties < len(explorer_batch())
+    # a tie group gets 0 from every method but ReMax
+    from toy import estimators
+    for method in ("reinforce", "rloo", "grpo", "dr_grpo"):
+        assert (estimators.advantages(method, explorer_batch()[batching.is_tie(explorer_batch())]) == 0).all()
+
+
+def test_reinforce_pp_weighs_groups_as_rloo_does_and_grpo_does_not():
+    """'One divisor for the whole batch scales every group alike, so REINFORCE++-baseline weighs the two groups as
+    RLOO and the mean baseline do; GRPO's divisor, one per group, weighs the lone success more'."""
+    import numpy as np
+
+    from toy import batching, estimators
+    box = paragraph_with(NB45, "REINFORCE++'s baseline beside")
+    assert "the lone success more" in box and 'rpp_ratio_grpo' in box and 'rpp_ratio_rloo' in box
+    batch = explorer_batch()
+    rpp = batching.reinforce_pp_baseline(batch, tokens=toy.reference_policy().length)
+    lone = next(g for g in range(len(batch)) if batch[g].sum() == 1)
+    assert batch[0].sum() == 2
+
+    def first_success(values, g):
+        return float(values[int(np.argmax(batch[g]))])
+
+    ratio = {m: first_success(estimators.advantages(m, batch[lone]), lone)
+             / first_success(estimators.advantages(m, batch[0]), 0) for m in ("rloo", "grpo", "reinforce")}
+    ratio["rpp"] = first_success(rpp[lone], lone) / first_success(rpp[0], 0)
+    assert ratio["rpp"] == pytest.approx(ratio["rloo"], rel=1e-12) == pytest.approx(ratio["reinforce"], rel=1e-12)
+    assert ratio["grpo"] > ratio["rloo"] * 1.1
+    # 'subtracts their mean (zero here, since every response has four tokens and a group's advantages sum to zero)'
+    assert "zero here" in box
+    centred = np.repeat(batch - batch.mean(axis=1, keepdims=True), 4, axis=1)  # one entry per token
+    assert centred.mean() == pytest.approx(0.0, abs=1e-12)
+
+
+def test_the_toys_critic_is_smaller_than_its_policy():
+    """4.3's box: 'the table has … cells for prompt 2, one per state, against the tabular policy's … logits there,
+    one per state and token'; 'still far off after 64 responses'."""
+    box = paragraph_with(NB43, "what a critic costs at scale")
+    assert "one per state and token" in box and "still far off after 64 responses" in box
+    assert 'quote("critic_cells_x")' in box and "crit_tabular_n" not in box  # not the 5-prompt table's 780
+    pi = toy.reference_policy()
+    cells = toy.critic.Critic(pi.length, "tabular").weights_reached(X)
+    logits = sum(z[X].size for z in toy.TabularPolicy.from_policy(pi).logits)
+    assert logits == cells * pi.n_actions and cells < logits
+    from toy.page.explorers import classical
+    errs = toy.critic.sampled_errors(pi, "sum_to_target", X, "tabular", [64, 1024], seeds=classical.CRITIC_SEEDS)
+    assert errs[0] > 2 * errs[1]  # far off after 64, against its error after 1,024
+
+
+def test_what_to_watch_ties_each_curve_to_a_claim_that_holds():
+    """4.5's box: 'under plain steps GRPO ends at … nats against RLOO's …'; 'Every response in the training runs has
+    four tokens … (4.3's discount explorer, with an end-of-sequence token, shows the lever)'."""
+    from toy.page.explorers import critic_free as cf
+    box = paragraph_with(NB45, "Every response in the training runs has")
+    assert "GRPO ends at" in box and "against RLOO's" in box
+    b = cf.BETAS.index(0.1)
+    kl = {m: float(cf.training_runs(m, 4).kl[b, :, -1].mean()) for m in ("grpo", "rloo")}
+    assert kl["grpo"] > kl["rloo"]
+    assert toy.reference_policy().length == 4 and not toy.reference_policy().eos
+    lengths = toy.reference_policy(eos=True).length_distribution(X)  # the discount explorer's policy: lengths vary
+    assert (lengths > 0).sum() > 1
