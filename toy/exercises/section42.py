@@ -15,9 +15,20 @@ from ..vocab import PROMPTS, VOCAB_SIZE
 from .questions import question, rubric
 from .registry import Case, allow, forbid, random_setting, register
 
+KL_OVERFLOW_SETTINGS = (("pretrained", 1.0, 4, "sum_to_target", 2, 0.001),
+                        ("knows_task", 0.5, 3, "count_target", 1, 0.002))
+"""The kl-optimum exercise's first hidden cases: β so small that r/β (1,000 and 1,500) overflows exp in float64, so
+an answer that does not subtract the largest reward before exponentiating returns inf / inf = nan there and fails."""
+
 
 def _kl_optimum_cases(rng):
+    """The overflow cases first (``KL_OVERFLOW_SETTINGS``), then random settings with β log-uniform on 0.05..10."""
     cases = []
+    for preset, temperature, length, name, prompt, beta in KL_OVERFLOW_SETTINGS:
+        policy = reference_policy(preset, temperature, length)
+        cases.append(Case((policy, REWARDS[name], prompt, beta),
+                          f"policy {policy!r}, reward {name}, prompt {prompt}, β = {beta} (exp(r/β) overflows "
+                          "unless the largest reward is subtracted first)"))
     for _ in range(8):
         preset, temperature, length = random_setting(rng, length=int(rng.integers(1, 4)))
         policy = reference_policy(preset, temperature, length)

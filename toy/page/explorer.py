@@ -346,8 +346,10 @@ class Explorer:
         A plan names the bindings (indices into ``traces``) whose values the axis draws (``values``: x or y) and
         whose values widen it (``errors``: error bar lengths), the extremes of the unbound trace values on it
         (``fixed``: [low, high] or None), whether bars grow from 0 along it (``bars``) and whether it is ``log``.
-        Axes that draw no bound value, or whose figure fixes the range, have no plan. The page script applies the
-        same plans (``book/_static/toy/toy-explorer.js``).
+        Axes that draw no bound value, or whose figure fixes the range, have no plan. An axis whose figure asks for
+        ``rangemode`` "tozero" or "nonnegative" (a probability, a mean square, a KL) is ``nonnegative``: its range never
+        goes below 0, whatever error bars or padding would ask. The page script applies the same plans
+        (``book/_static/toy/toy-explorer.js``).
         """
         layout = self.figure.layout
         binding = {(i, attr): k for k, (i, attr, _names) in enumerate(self.traces)}
@@ -358,7 +360,9 @@ class Explorer:
                 if key not in layout or layout[key].range is not None or layout[key].type in ("category", "date"):
                     continue
                 plan = plans.setdefault(key, {"values": [], "errors": [], "fixed": None, "bars": False,
-                                              "log": layout[key].type == "log"})
+                                              "log": layout[key].type == "log",
+                                              "nonnegative": layout[key].type != "log"
+                                              and layout[key].rangemode in ("tozero", "nonnegative")})
                 if (i, letter) in binding:
                     plan["values"].append(binding[(i, letter)])
                 elif trace[letter] is not None:
@@ -565,19 +569,23 @@ def _needed_range(plan: dict, extremes: list[tuple[float, float]]) -> list[float
             return None
         low, high = np.log10(max(low, high * 1e-12)), np.log10(high)
     pad = 0.05 * (high - low) if high > low else 0.05 * max(abs(high), 1.0)
-    return [float(low if plan["bars"] and low == 0 else low - pad),
-            float(high if plan["bars"] and high == 0 else high + pad)]
+    low, high = (low if plan["bars"] and low == 0 else low - pad), (high if plan["bars"] and high == 0 else high + pad)
+    if plan.get("nonnegative"):
+        low, high = max(low, 0.0), max(high, 0.0)
+    return [float(low), float(high)]
 
 
 HOLD_FILL = 0.5  # an axis keeps its range while the values need at least this fraction of it
 HOLD_ROOM = 0.1  # a range that moves takes this fraction of the needed span again as room on each side
 
 
-def held_ranges(shown: dict[str, list[float]], needed: dict[str, list[float] | None]) -> dict[str, list[float]]:
+def held_ranges(shown: dict[str, list[float]], needed: dict[str, list[float] | None],
+                plans: dict[str, dict] | None = None) -> dict[str, list[float]]:
     """The ranges to draw: an axis keeps the range it shows while the range it needs fits inside and fills at
     least ``HOLD_FILL`` of it; otherwise it takes the needed range widened by ``HOLD_ROOM`` of its span on each
     side (not past a bar's 0), so that neighbouring settings fit too. Held axes let a reader compare neighbouring
-    settings on one scale, and a redraw that changes only data redraws within a frame (no relayout)."""
+    settings on one scale, and a redraw that changes only data redraws within a frame (no relayout). The room
+    stops at 0 on an axis whose plan (``plans``, from ``Explorer.axis_plan``) is ``nonnegative``."""
     out = {}
     for key, want in needed.items():
         have = shown.get(key)
@@ -588,6 +596,8 @@ def held_ranges(shown: dict[str, list[float]], needed: dict[str, list[float] | N
         room = HOLD_ROOM * (want[1] - want[0])
         out[key] = list(have) if keep else [want[0] - room if want[0] != 0 else 0.0,
                                             want[1] + room if want[1] != 0 else 0.0]
+        if not keep and (plans or {}).get(key, {}).get("nonnegative"):
+            out[key] = [max(v, 0.0) for v in out[key]]
     return out
 
 
@@ -721,7 +731,7 @@ class LiveView:
         texts = {path: ex.render_template(template, outs, state) for path, template in ex.layout.items()}
         self.title_text = texts.pop("title.text", self._given_title)
         self.title.value = f'<div style="{TITLE_STYLE}">{self.title_text}</div>'
-        ranges = held_ranges(self.ranges, ex.value_ranges(outs, self._plans))
+        ranges = held_ranges(self.ranges, ex.value_ranges(outs, self._plans), self._plans)
         data_only = texts == self._texts and ranges == self.ranges
         self.ranges, self._texts = ranges, texts
         with self._data_only() if data_only else self.figure.batch_update():

@@ -512,7 +512,7 @@
     // The value axes' ranges, as toy.page.explorer does it (axis_plan, value_ranges, held_ranges): the range the values
     // need (values, ± the longest error bar, 0 for bars, 5% padding; log10 units on a log axis), held while the
     // needed range fits inside the shown one and fills at least half of it, else the needed range with 10% of its
-    // span as room on each side.
+    // span as room on each side; a nonnegative axis never below 0.
     let shownRanges = {};
     function neededRange(plan, ext) {
       let [low, high] = plan.fixed || [Infinity, -Infinity];
@@ -526,7 +526,8 @@
         [low, high] = [Math.log10(Math.max(low, high * 1e-12)), Math.log10(high)];
       }
       const pad = high > low ? 0.05 * (high - low) : 0.05 * Math.max(Math.abs(high), 1);
-      return [plan.bars && low === 0 ? low : low - pad, plan.bars && high === 0 ? high : high + pad];
+      const range = [plan.bars && low === 0 ? low : low - pad, plan.bars && high === 0 ? high : high + pad];
+      return plan.nonnegative ? range.map((v) => Math.max(v, 0)) : range;  // a KL, a probability: never below 0
     }
     function holdRanges(ext) {
       const held = {};
@@ -537,6 +538,7 @@
         const keep = have && have[0] <= want[0] && want[1] <= have[1] && want[1] - want[0] >= 0.5 * (have[1] - have[0]);
         const room = 0.1 * (want[1] - want[0]);  // a range that moves leaves room for neighbouring settings
         held[key] = keep ? have : [want[0] === 0 ? 0 : want[0] - room, want[1] === 0 ? 0 : want[1] + room];
+        if (!keep && plan.nonnegative) held[key] = held[key].map((v) => Math.max(v, 0));
       });
       return (shownRanges = held);
     }

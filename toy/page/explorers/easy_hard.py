@@ -38,6 +38,8 @@ def _lines(fig, row, col, specs):
 RESET_KS = (1, 2, 4, 9, 16, 32, 64, 128, 256)
 RESET_REPEATS = 20
 RESET_TEMPERATURES = tuple(TEMPERATURES[i] for i in (0, 2, 4, 6, 8))
+RMS_TICKS = tuple(m * 10.0 ** e for e in range(-4, 1) for m in (1, 2, 5))
+"""The labels of the resets explorer's RMS error axis (log): 1, 2 and 5 of each decade from 10⁻⁴ to 5."""
 
 
 @reused
@@ -82,7 +84,9 @@ def resets_explorer(prompt: int = 2) -> Explorer:
                     hovertemplate="K = %{x}: %{y:.4f}<extra>exact</extra>")
     fig.update_xaxes(type="log", title_text="K, rollouts from the prefix")
     fig.update_yaxes(title_text="value estimate", row=1, col=1)
-    fig.update_yaxes(type="log", dtick="D2", title_text="RMS error", row=2, col=1)
+    # labelled at 1, 2 and 5 of each decade: the errors span about one decade, where decade labels alone left one
+    fig.update_yaxes(type="log", tickvals=list(RMS_TICKS), ticktext=[f"{v:g}" for v in RMS_TICKS],
+                     title_text="RMS error", row=2, col=1)
     base_layout(fig, "", height=700)
     return Explorer(
         title="Resetting is free: Monte Carlo values from restarts converge to the exact V",
@@ -393,9 +397,9 @@ def drift_explorer() -> Explorer:
 
     def compute(state):
         c = curve(state["reward"], state["prompt"])
-        return dict(kl=c.kl, r=c.true, ref=[c.true[0]] * 2, ref_x=[0.0, float(c.kl.max())],
-                    kl_marks=c.kl[marks], r_marks=c.true[marks], r0=[value(ref, state["reward"], state["prompt"])],
-                    kl_end=[c.kl[-1]], r_end=[c.true[-1]])
+        r0 = value(ref, state["reward"], state["prompt"])  # π_ref's own E[r] (β = 10's optimum is already above it)
+        return dict(kl=c.kl, r=c.true, ref=[r0] * 2, ref_x=[0.0, float(c.kl.max())],
+                    kl_marks=c.kl[marks], r_marks=c.true[marks], r0=[r0], kl_end=[c.kl[-1]], r_end=[c.true[-1]])
 
     deps = ("reward", "prompt")
     fig = go.Figure()
