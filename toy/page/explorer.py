@@ -55,6 +55,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from .figures import decade_ticks, top_without_title
+from .tables import figure_tables, table_plan, tables_html  # noqa: F401 - the views' numbers
 
 VIEW_ENV = "TOY_EXPLORER_VIEW"
 COMM_TARGET = "toy-explorer"
@@ -176,6 +177,7 @@ class Explorer:
                 raise ValueError(f"output {out!r} depends on unknown controls {sorted(unknown)}")
         self._control = {c.name: c for c in self.controls}
         self._fixed_json: str | None = None  # ``_payload_fixed``, made once
+        self._table_plan: list | None = None  # ``table_plan``, made once
         self._page_json: str | None = None  # ``page_payload`` without its key, made once
 
     @property
@@ -297,7 +299,8 @@ class Explorer:
             if given_title or "title.text" in self.layout:
                 figure["layout"]["title"] = {**title, "text": ""}
                 figure["layout"].setdefault("margin", {})["t"] = top_without_title(figure["layout"])
-            fixed = {"figure": figure, "figure_title": given_title, "axes": self.axis_plan()}
+            fixed = {"figure": figure, "figure_title": given_title, "axes": self.axis_plan(),
+                     "tables": self.table_plan()}
             self._fixed_json = json.dumps(fixed, separators=(",", ":"))
         return json.loads(self._fixed_json)
 
@@ -321,6 +324,7 @@ class Explorer:
             "figure": fixed["figure"],
             "figure_title": fixed["figure_title"],  # shown above the plot while no binding sets "title.text"
             "axes": fixed["axes"],
+            "tables": fixed["tables"],  # how "Numbers behind the figure" reads the figure (toy.page.tables)
         }
 
     def _figure_without_bound_values(self) -> dict:
@@ -339,6 +343,17 @@ class Explorer:
                 node = node.get(key, {})
             node.pop(last, None)
         return fig
+
+    def table_plan(self) -> list[dict | None]:
+        """How the numbers behind the figure read each trace (``toy.page.tables.table_plan``), from the figure at the
+        default setting; made once (the figure never changes)."""
+        if self._table_plan is None:
+            self._table_plan = table_plan(self.figure_for())
+        return self._table_plan
+
+    def tables(self, **values) -> list[dict]:
+        """The numbers behind the figure at a setting, as the views show them (``toy.page.tables.figure_tables``)."""
+        return figure_tables(self.figure_for(**values), self.table_plan())
 
     def axis_plan(self) -> dict[str, dict]:
         """How each value axis gets its range from the bound outputs: {layout axis key: plan}.
@@ -442,10 +457,14 @@ class Explorer:
     def _html(self, payload: dict) -> str:
         payload = json.dumps(payload, separators=(",", ":")).replace("</", "<\\/")
         caption = f'<p class="toy-explorer-caption">{html.escape(self.caption)}</p>' if self.caption else ""
+        # the numbers at the default setting, in the page as built (readable without a script); the page script
+        # keeps them up to date with the controls
+        numbers = (f'<details class="toy-explorer-table"><summary>{TABLE_LABEL}</summary>'
+                   f'<div class="toy-explorer-tables">{tables_html(self.tables())}</div></details>')
         return (
             f'<div class="toy-explorer" data-title="{html.escape(self.title)}">'
             '<div class="toy-explorer-controls"></div><div class="toy-explorer-figure"></div>'
-            f"{caption}"
+            f"{numbers}{caption}"
             '<noscript>This explorer needs JavaScript.</noscript>'
             f'<script type="application/json" class="toy-explorer-spec">{payload}</script></div>'
         )
@@ -609,45 +628,6 @@ FIGURE_THEME_CSS = Path(__file__).with_name("figure_theme.css")
 each live explorer; the book's extension adds it to every page."""
 
 
-def figure_tables(fig) -> list[dict]:
-    """The numbers a figure draws, as tables: one per group of traces that share their categories (x, or y for
-    horizontal bars) and axes; each a dict with ``title`` (the axis title of the values), ``header`` (the
-    categories) and ``rows`` ([series name, value, ...]). The page script builds the same tables from the same
-    data (``toy-explorer.js``), so the static and live views offer the same numbers."""
-    groups: dict[tuple, dict] = {}
-    layout = fig.layout.to_plotly_json() if hasattr(fig.layout, "to_plotly_json") else dict(fig.layout)
-    for i, t in enumerate(fig.data):
-        t = t.to_plotly_json() if hasattr(t, "to_plotly_json") else dict(t)
-        horizontal = t.get("orientation") == "h"
-        values, cats = (t.get("x"), t.get("y")) if horizontal else (t.get("y"), t.get("x"))
-        if values is None or t.get("visible") is False:
-            continue
-        values = [float(v) for v in np.asarray(values, dtype=float).ravel()]
-        cats = [str(c) for c in (cats if cats is not None else range(len(values)))]
-        axis = (t.get("xaxis") or "x") if horizontal else (t.get("yaxis") or "y")
-        key = (tuple(cats), axis)
-        if key not in groups:
-            ax = layout.get(("xaxis" if horizontal else "yaxis") + axis[1:], {}) or {}
-            title = (ax.get("title") or {}).get("text") if isinstance(ax.get("title"), dict) else ax.get("title")
-            groups[key] = {"title": str(title or "").replace("<br>", " "), "header": cats, "rows": []}
-        name = str(t.get("name") or f"series {i + 1}")
-        groups[key]["rows"].append([re.sub(r"\s*<br\s*/?>\s*", " ", name)] + values)  # a legend's lines, as one
-    return list(groups.values())
-
-
-def tables_html(tables: list[dict]) -> str:
-    """``figure_tables`` as HTML tables (values to 4 significant digits)."""
-    parts = []
-    for tab in tables:
-        head = "".join(f'<th scope="col">{html.escape(c)}</th>' for c in tab["header"])
-        body = "".join("<tr>" + f'<th scope="row">{html.escape(r[0])}</th>'
-                       + "".join(f"<td>{v:.4g}</td>" for v in r[1:]) + "</tr>" for r in tab["rows"])
-        caption = f"<caption>{html.escape(tab['title'])}</caption>" if tab["title"] else ""
-        parts.append(f'<table class="toy-explorer-numbers">{caption}<thead><tr><td></td>{head}</tr></thead>'
-                     f"<tbody>{body}</tbody></table>")
-    return "".join(parts)
-
-
 class LiveView:
     """The live view of an explorer: ``widget`` (to display), ``controls`` (name → ipywidget), ``figure``.
 
@@ -672,6 +652,7 @@ class LiveView:
         self._holding = False
         self.ranges: dict[str, list[float]] = {}  # the value axes' ranges shown (``held_ranges``)
         self._plans = explorer.axis_plan()  # how each value axis's range follows the values (fixed per figure)
+        self._tables = explorer.table_plan()  # how the numbers behind the figure read its traces
         self._texts: dict[str, str] | None = None  # the layout texts shown (None: nothing drawn yet)
         self._action_step = {a.label: 0 for a in explorer.actions}
         for c in explorer.controls:
@@ -716,7 +697,7 @@ class LiveView:
     def _show_table(self, _change=None) -> None:
         self.table.layout.display = "block" if self.table_toggle.value else "none"
         if self.table_toggle.value:
-            self.table.value = tables_html(figure_tables(self.figure))
+            self.table.value = tables_html(figure_tables(self.figure, self._tables))
 
     def state(self) -> dict:
         """The control state the widgets show (continuous sliders give their value, the others an option)."""
@@ -742,7 +723,7 @@ class LiveView:
                 for key, span in ranges.items():
                     self.figure.layout[key].range = span
         if self.table_toggle.value:
-            self.table.value = tables_html(figure_tables(self.figure))
+            self.table.value = tables_html(figure_tables(self.figure, self._tables))
 
     @contextlib.contextmanager
     def _data_only(self):

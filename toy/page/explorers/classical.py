@@ -64,6 +64,9 @@ def discount_explorer() -> Explorer:
                     hovertemplate="γ = %{x}: %{y:.2f} tokens<extra></extra>")
     fig.add_scatter(x=[1.0], y=[0.0], mode="markers", name="selected γ", marker=dict(symbol="diamond", size=12,
                     color="#222"), row=2, col=1, hovertemplate="γ = %{x}: %{y:.2f} tokens<extra>selected</extra>")
+    for trace in fig.data[:2]:
+        trace.meta = {"table": {"caption": "How long the responses are: probability of each length"}}
+    fig.data[2].meta = {"table": {"caption": "Mean length of π*'s responses against γ (digit tokens)"}}
     fig.update_xaxes(title_text="digits before EOS (4: the limit)", row=1, col=1)
     fig.update_xaxes(title_text="discount γ", row=2, col=1)
     fig.update_yaxes(title_text="probability", rangemode="tozero", row=1, col=1)
@@ -188,6 +191,8 @@ def gae_discount_explorer(prompt: int = 2) -> Explorer:
     fig.add_scatter(x=g, y=g, mode="lines+markers", name="MSE = bias² + variance",
                     line=dict(color="#222", width=3), marker=dict(symbol="circle", size=8),
                     hovertemplate="γ = %{x}: %{y:.4f}<extra>MSE</extra>")
+    for trace in fig.data:
+        trace.meta = {"table": {"caption": "Error of Â_t against A(s_t, y_t), mean over positions (reward²)"}}
     fig.update_xaxes(title_text="γ inside GAE (objective: γ = 1)")
     fig.update_yaxes(title_text="error of Â_t against A(s_t, y_t)", rangemode="tozero")
     base_layout(fig, "", height=460)
@@ -255,6 +260,8 @@ def bootstrap_explorer(prompt: int = 2) -> Explorer:
     fig.add_scatter(x=lam, y=lam, mode="lines+markers", name="MSE = bias² + variance / n",
                     line=dict(color="#222", width=3), marker=dict(symbol="circle", size=8),
                     hovertemplate="λ = %{x}: %{y:.4f}<extra>MSE</extra>")
+    for trace in fig.data:
+        trace.meta = {"table": {"caption": "Error of the averaged target against V, mean over states (reward²)"}}
     fig.update_xaxes(title_text="λ (0: TD(0) … 1: Monte Carlo)")
     fig.update_yaxes(title_text="error of the averaged target", rangemode="tozero")
     base_layout(fig, "", height=460)
@@ -320,6 +327,9 @@ def staleness_explorer(prompt: int = 2) -> Explorer:
                     hovertemplate="k = %{x}: %{y:.3g}<extra>normalised</extra>")
     fig.add_scatter(x=[1.0], y=[1.0], mode="markers", name="selected staleness",
                     marker=dict(symbol="diamond", size=13, color="#222"), hoverinfo="skip")
+    for trace in fig.data[:3]:
+        trace.meta = {"table": {"caption": "Variance of the importance weight under π_old, averaged over the run "
+                                           "(no unit)"}}
     fig.update_xaxes(type="log", title_text="staleness k (updates behind)", tickvals=k)
     fig.update_yaxes(type="log", title_text="variance under π<sub>old</sub>")
     base_layout(fig, "", height=440)
@@ -395,6 +405,13 @@ def clipping_explorer() -> Explorer:
     fig.add_scatter(x=updates, y=updates, mode="lines", name="P(rare rewarded), selected ε_high",
                     line=dict(color=SEQUENCE_COLOUR, dash="dashdot", width=3), row=2, col=1,
                     hovertemplate="update %{x}: %{y:.4f}<extra>rare token</extra>")
+    for trace in fig.data[:2]:
+        trace.meta = {"table": {"caption": "One update: growth of the token's probability, (p_new − p_old) / p_old",
+                                "points": [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 0.95]}}
+    for trace in fig.data[2:4]:
+        trace.meta = {"table": {"caption": "Training on one state: entropy (nats)"}}
+    for trace in fig.data[4:6]:
+        trace.meta = {"table": {"caption": "Training on one state: probability of the rare rewarded token"}}
     fig.update_xaxes(type="log", title_text="probability before the update", row=1, col=1)
     fig.update_xaxes(title_text="update", row=2, col=1)
     fig.update_yaxes(title_text="(p_new − p_old) / p_old", tickformat=".0%", rangemode="tozero", row=1, col=1)
