@@ -160,20 +160,27 @@ def _reset_uniform(s):
              f"left are close to uniform but not quite, so the reward is 1 with probability {p:.4f}, not 1/5.")]
 
 
+def _uniform_hint(temperature: float) -> str:
+    """The prompt's licence to take the tokens left as uniform: only at τ = 10, where it is close (at τ = 0.32 the
+    uniform answer is off by about 0.1)."""
+    return " (at τ = 10 you may take the tokens left as uniform)" if temperature == _UNIFORM_AT else ""
+
+
 def _draw_reset(rng):
     prefix = tuple(easy_hard.PREFIXES)[int(rng.integers(len(easy_hard.PREFIXES)))]
-    return {"prefix": prefix, "state": easy_hard.PREFIXES[prefix],
-            "temperature": float(rng.choice(easy_hard.RESET_TEMPERATURES[1:]))}
+    temperature = float(rng.choice(easy_hard.RESET_TEMPERATURES[1:]))
+    return {"prefix": prefix, "state": easy_hard.PREFIXES[prefix], "temperature": temperature,
+            "uniform_hint": _uniform_hint(temperature)}
 
 
 question("ex-4-2-resets", "ex-4-2-resets",
          "In the explorer Resetting is free (prompt 2, sum reward, pretrained π_ref), reset to the state {state} and "
-         "set τ = {temperature:.3g}. Predict the error of the value estimated from K = 9 rollouts, √(Var[r | s] / K) "
-         "(at τ = 10 you may take the tokens left as uniform), then read the exact one in the title (the figure in "
-         "brackets).",
+         "set τ = {temperature:.3g}. Predict the error of the value estimated from K = 9 rollouts, √(Var[r | s] / K)"
+         "{uniform_hint}, then read the exact one in the title (the figure in brackets).",
          "number", _reset_error,
          {"prefix": (1, 2, 3), "state": easy_hard.PREFIXES[(1, 2, 3)],
-          "temperature": easy_hard.RESET_TEMPERATURES[-1]},
+          "temperature": easy_hard.RESET_TEMPERATURES[-1],
+          "uniform_hint": _uniform_hint(easy_hard.RESET_TEMPERATURES[-1])},
          draw=_draw_reset, tolerance=0.001, predict=True, mistakes=_reset_mistakes, accepted=_reset_uniform,
          practice=True)
 
