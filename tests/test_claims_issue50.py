@@ -137,3 +137,50 @@ def test_sfts_higher_task_reward_holds_on_the_books_seeds_and_most_fresh_ones():
     higher = int(np.sum(fresh["sft"].reward[:, -1] > fresh["on_policy"].reward[:, -1]))
     assert 14 <= higher < 20, higher
     assert fresh["sft"].reward[:, -1].mean() > fresh["on_policy"].reward[:, -1].mean()
+
+
+# -- 4.4's two Try this prompts, now with folded answers -------------------------------------------------------------
+def _run_cell(cell_id: str) -> dict:
+    """Run one of the notebook's answer cells as the notebook does; the values it glued."""
+    from toy.page import prose
+    from toy.page.explorers import pipeline
+
+    cells = json.loads((CHAPTER / "4.4-post-training-pipeline.ipynb").read_text())["cells"]
+    source = "".join(next(c for c in cells if c.get("id") == cell_id)["source"])
+    before = dict(prose._values)
+    exec(source, {"np": np, "toy": toy, "pipeline": pipeline})  # noqa: S102 - the book's own cell
+    return {k: v for k, v in prose._values.items() if before.get(k, object()) is not v}
+
+
+def _answer_after(start: str) -> str:
+    cells = json.loads((CHAPTER / "4.4-post-training-pipeline.ipynb").read_text())["cells"]
+    src = next("".join(c["source"]) for c in cells if c["cell_type"] == "markdown" and start in "".join(c["source"]))
+    tail = src[src.index(start):]
+    assert tail.split(start, 1)[1].lstrip().startswith("```{dropdown} The answer"), start
+    return tail
+
+
+def test_the_compounding_try_this_answer():
+    got = _run_cell("c-try-compounding")
+    assert got["try_quad_holds"] == 3 and got["try_quad_crosses"] == 20 == round(2 / 0.1 - 1) + 1
+    for T in (40, 320):  # below (T + 1)/2, close to it while εT is small
+        assert got[f"try_ratio_{T}"] < (T + 1) / 2
+    assert abs(got["try_ratio_40"] / 20.5 - 1) < 0.02 and got["try_ratio_320"] / 160.5 < 0.95
+    said = _answer_after("ratio of the two costs at $T = 40$ and at $T = 320$.")
+    for name in ("try_quad_holds", "try_quad_crosses", "try_ratio_40", "try_ratio_320"):
+        assert f'toy.quote("{name}"' in said
+
+
+def test_the_sft_then_rl_try_this_answer():
+    got = _run_cell("c-try-sft-rl")
+    from toy.page.explorers import pipeline
+
+    sft8 = pipeline.rl_curves("sharp", 0.25, 8, seeds=pipeline.SEEDS).reward[0, :, -1]
+    assert np.all(sft8 > 0.25) and got["try_sharp_sft8_low"] == sft8.min()  # past ρ on every seed
+    assert got["try_sharp_alone_end"] < got["try_sharp_sft8_end"] - 0.2  # the sharp base alone ends far lower
+    assert got["try_pretrained_alone_end"] > 0.9  # the pretrained base learns by itself
+    assert 0 < got["try_pretrained_sft8_end"] - got["try_pretrained_alone_end"] < 0.05  # "little difference"
+    assert abs(got["try_demo_rate_8"] - 0.25) < 1e-12
+    said = _answer_after("How much does SFT matter now?")
+    for name in ("try_sharp_sft8_end", "try_pretrained_alone_end", "try_pretrained_sft8_end"):
+        assert f'toy.quote("{name}"' in said
