@@ -653,6 +653,7 @@ class LiveView:
         self.ranges: dict[str, list[float]] = {}  # the value axes' ranges shown (``held_ranges``)
         self._plans = explorer.axis_plan()  # how each value axis's range follows the values (fixed per figure)
         self._tables = explorer.table_plan()  # how the numbers behind the figure read its traces
+        self._sent: dict[tuple, np.ndarray] = {}  # the bound values the figure holds, by (trace, attribute)
         self._texts: dict[str, str] | None = None  # the layout texts shown (None: nothing drawn yet)
         self._action_step = {a.label: 0 for a in explorer.actions}
         for c in explorer.controls:
@@ -715,8 +716,18 @@ class LiveView:
         ranges = held_ranges(self.ranges, ex.value_ranges(outs, self._plans), self._plans)
         data_only = texts == self._texts and ranges == self.ranges
         self.ranges, self._texts = ranges, texts
+        # only the bound values that changed go to the page: a token's menu moves the upper panel's bars alone
+        changed = []
+        for i, attr, names in ex.traces:
+            value = np.concatenate([outs[n] for n in names])
+            if not np.array_equal(self._sent.get((i, attr)), value):
+                changed.append((i, attr, value))
+                self._sent[(i, attr)] = value
+        if data_only and not changed:
+            return
         with self._data_only() if data_only else self.figure.batch_update():
-            ex._fill(self.figure, outs, state, texts=False)
+            for i, attr, value in changed:
+                self.figure.data[i][attr] = value
             if not data_only:
                 for path, text in texts.items():
                     self.figure.layout[path] = text
