@@ -290,11 +290,14 @@ def waiting_for_signal() -> Explorer:
         trace.meta = {"table": {"name": f"seed {i}" if i < SHOWN_SEEDS else trace.name, "corner": "RL step k",
                                 "caption": "Each run's success: exact success probability on the hard prompt"}}
     fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines", name=f"mean of {len(HARD_SEEDS)} seeds",
-                    line=dict(color="#222", width=3), row=1, col=1)
+                    line=dict(color="#222", width=3), hovertemplate="step %{x}: %{y:.4f}<extra>mean</extra>", row=1,
+                    col=1)
     fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines", name=f"fraction of {len(HARD_SEEDS)} seeds",
-                    line=dict(color="#d9620b", width=3, shape="hv"), row=2, col=1)
+                    line=dict(color="#d9620b", width=3, shape="hv"),
+                    hovertemplate="step %{x}: %{y:.3f}<extra>waiting</extra>", row=2, col=1)
     fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines", name="exact: (1 − p)^(n·k)",
-                    line=dict(color="#222", width=2, dash="dash"), row=2, col=1)
+                    line=dict(color="#222", width=2, dash="dash"),
+                    hovertemplate="step %{x}: %{y:.3f}<extra>exact</extra>", row=2, col=1)
     fig.update_yaxes(title_text="success probability", type="log", range=[-3, 0.05], dtick=1, row=1, col=1)
     fig.data[SHOWN_SEEDS].meta = {"table": {"corner": "RL step k",
                                             "caption": "Each run's success: exact success probability on the hard "
