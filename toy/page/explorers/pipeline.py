@@ -207,12 +207,16 @@ def sft_then_rl() -> Explorer:
     _band_trace(fig, "RL from the SFT policy", "sft", "#1f77b4", "rgba(31,119,180,0.2)", "solid")
     _band_trace(fig, "RL from the base model", "base", "#7f7f7f", "rgba(127,127,127,0.2)", "dash")
     fig.add_scatter(x=steps, y=[0.0] * len(steps), name="the expert's success rate ρ", mode="lines",
-                    line=dict(color="#d62728", dash="dot", width=2))
+                    line=dict(color="#d62728", dash="dot", width=2), hovertemplate="%{y:.3f}<extra>ρ</extra>")
     fig.add_scatter(x=steps, y=[0.0] * len(steps), name="fraction of correct demonstrations", mode="lines",
-                    line=dict(color="#9467bd", dash="longdash", width=1.5))
-    for trace in fig.data:
+                    line=dict(color="#9467bd", dash="longdash", width=1.5),
+                    hovertemplate="%{y:.3f}<extra>correct demonstrations</extra>")
+    for trace in fig.data[:-2]:
         trace.meta = {"table": {"skip": True} if trace.name.endswith(" band") else {
             "caption": "Success rate E[r], exact, mean of the seeds (a probability)"}}
+    for trace in fig.data[-2:]:  # levels: one column, not the same number at every step
+        trace.meta = {"table": {"caption": "The two levels drawn across: success rate (a probability)", "corner": "",
+                                "header": ["at every step"] * len(steps)}}
     fig.update_xaxes(title_text="RL step")
     fig.update_yaxes(title_text="success rate E[r], exact", range=[0, 1.02])
     figures.base_layout(fig, "", height=460)
