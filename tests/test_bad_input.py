@@ -712,6 +712,8 @@ EXEMPT = {
     "toy.checks": "the validators themselves: properties in tests/test_checks.py (hypothesis)",
     "toy.page.explorer": "explorer machinery (issue 11 owns it): a control's value is checked against its finite "
                          "options by Explorer.state; tests/test_explorers.py drives every control at every value",
+    "toy.page.tables": "explorer machinery (the numbers behind a figure, split out of toy.page.explorer): reads the "
+                       "figures toy builds; tests/test_explorer_tables.py checks every explorer's tables",
     "toy.page.explorers": "the book's explorers: built with no user data, their inputs are control options, checked "
                           "by toy.page.explorer; tests/test_explorers.py drives every control at every value",
     "toy.ppo.TokenAdvantages.uniforms_shape": "per-step interface of toy.train on arrays train builds itself "

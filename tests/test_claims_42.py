@@ -466,7 +466,8 @@ def test_the_prior_try_this_answer_cooling_helps_pretrained_and_never_the_terse_
         "terse", grid[2], 2)
     answer = _cells()["c08"]
     assert answer.startswith("```{dropdown} The answer")
-    assert "cooling it further\nnever lowers the solid curve" in answer
+    assert "cooling the sharp terse prior raises the solid curve on these\ntwo prompts, though not on every prompt" \
+        in answer  # issue 50: on prompt 1 it falls (tests/test_claims_issue50.py)
 
 
 def test_without_a_baseline_the_cooled_terse_prior_on_prompt_0_needs_less_than_one_sample():

@@ -58,7 +58,7 @@ def test_page_payload_holds_the_setting_on_screen_and_nan_elsewhere(explorer):
     assert data.size == offset
     assert np.all(np.isnan(data[~computed])), "a setting not computed yet must be NaN (an output never is)"
     static_keys = ["title", "controls", "outputs", "data", "traces", "layout", "actions", "figure", "figure_title",
-                   "axes"]
+                   "axes", "tables"]
     assert list(payload) == static_keys + ["kernel"]
 
 

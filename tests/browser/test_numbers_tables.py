@@ -1,34 +1,35 @@
-"""Issue 11: every static explorer offers its current numbers as a table, in a toggle under the figure.
+"""Issues 11 and 50: every static explorer offers its current numbers as tables, in a toggle under the figure.
 
-For every explorer of every chapter page: the toggle is closed at first; opened, it shows exactly the numbers the
-figure draws (grouped as ``toy.page.explorer.figure_tables`` groups them, values as Python's ``{:.4g}``), and after a
-control change the table follows the figure.
+For every explorer of every chapter page: the toggle is closed at first, and holds the tables at the default setting
+as built; opened, it shows exactly the tables ``toy.page.tables.figure_tables`` makes from the figure's data by the
+plan the payload carries (the page script's port of it), and after a control change the tables follow the figure.
 """
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
-from toy.page.explorer import TABLE_LABEL, figure_tables
+from toy.page.explorer import TABLE_LABEL
+from toy.page.tables import figure_tables
 
 pytestmark = pytest.mark.slow
 
 READ_JS = """id => {
     const root = document.getElementById(id), gd = window.toyExplorers[id].figure;
     const d = root.querySelector('details.toy-explorer-table');
-    const keep = ['x', 'y', 'name', 'orientation', 'visible', 'xaxis', 'yaxis'];
+    const keep = ['x', 'y', 'customdata', 'error_y', 'name', 'orientation', 'visible', 'xaxis', 'yaxis'];
+    const plain = (v) => (v && v._inputArray ? Array.from(v._inputArray) : ArrayBuffer.isView(v) ? Array.from(v) : v);
     return {
         summary: d ? d.querySelector('summary').textContent : null,
         open: d ? d.open : null,
         tables: d ? [...d.querySelectorAll('table')].map(t => ({
             caption: t.caption ? t.caption.textContent : '',
             rows: [...t.querySelectorAll('tr')].map(r => [...r.children].map(c => c.textContent)),
+            corner: t.querySelector('thead tr').children[0].textContent,
         })) : [],
         data: gd.data.map(t => Object.fromEntries(keep.filter(k => t[k] !== undefined)
-            .map(k => [k, t[k] && t[k]._inputArray ? Array.from(t[k]._inputArray)
-                : ArrayBuffer.isView(t[k]) ? Array.from(t[k]) : t[k]]))),
+            .map(k => [k, k === 'error_y' ? {array: plain(t[k].array)} : plain(t[k])]))),
+        plan: window.toyExplorers[id].spec.tables,
         layout: Object.fromEntries(Object.keys(gd.layout).filter(k => /^[xy]axis\\d*$/.test(k))
             .map(k => [k, {title: gd.layout[k].title}])),
     };
@@ -36,11 +37,10 @@ READ_JS = """id => {
 
 
 def expected(read) -> list[dict]:
-    fig = SimpleNamespace(data=read["data"], layout=read["layout"])
     out = []
-    for tab in figure_tables(fig):
-        rows = [[""] + tab["header"]] + [[r[0]] + [f"{v:.4g}" for v in r[1:]] for r in tab["rows"]]
-        out.append({"caption": tab["title"], "rows": rows})
+    for tab in figure_tables({"data": read["data"], "layout": read["layout"]}, read["plan"]):
+        rows = [[tab["corner"]] + tab["header"]] + tab["rows"]
+        out.append({"caption": tab["caption"], "rows": rows, "corner": tab["corner"]})
     return out
 
 
@@ -52,7 +52,8 @@ def test_every_explorer_offers_its_numbers(bt, browser, site_url, chapter_doc):
             pytest.skip(f"{chapter_doc} has no explorer")
         for eid in ids:
             closed = page.evaluate(READ_JS, eid)
-            assert closed["summary"] == TABLE_LABEL and closed["open"] is False and not closed["tables"], eid
+            assert closed["summary"] == TABLE_LABEL and closed["open"] is False, eid
+            assert closed["tables"] == expected(closed), (eid, closed["tables"][:1])  # as built: the default setting
             page.evaluate("id => { document.getElementById(id).querySelector('details.toy-explorer-table')"
                           ".open = true; }", eid)
             page.wait_for_function("id => document.getElementById(id).querySelector('details.toy-explorer-table"

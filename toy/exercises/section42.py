@@ -15,9 +15,20 @@ from ..vocab import PROMPTS, VOCAB_SIZE
 from .questions import question, rubric
 from .registry import Case, allow, forbid, random_setting, register
 
+KL_OVERFLOW_SETTINGS = (("pretrained", 1.0, 4, "sum_to_target", 2, 0.001),
+                        ("knows_task", 0.5, 3, "count_target", 1, 0.002))
+"""The kl-optimum exercise's first hidden cases: β so small that r/β (1,000 and 1,500) overflows exp in float64, so
+an answer that does not subtract the largest reward before exponentiating returns inf / inf = nan there and fails."""
+
 
 def _kl_optimum_cases(rng):
+    """The overflow cases first (``KL_OVERFLOW_SETTINGS``), then random settings with β log-uniform on 0.05..10."""
     cases = []
+    for preset, temperature, length, name, prompt, beta in KL_OVERFLOW_SETTINGS:
+        policy = reference_policy(preset, temperature, length)
+        cases.append(Case((policy, REWARDS[name], prompt, beta),
+                          f"policy {policy!r}, reward {name}, prompt {prompt}, β = {beta} (exp(r/β) overflows "
+                          "unless the largest reward is subtracted first)"))
     for _ in range(8):
         preset, temperature, length = random_setting(rng, length=int(rng.integers(1, 4)))
         policy = reference_policy(preset, temperature, length)
@@ -149,20 +160,27 @@ def _reset_uniform(s):
              f"left are close to uniform but not quite, so the reward is 1 with probability {p:.4f}, not 1/5.")]
 
 
+def _uniform_hint(temperature: float) -> str:
+    """The prompt's licence to take the tokens left as uniform: only at τ = 10, where it is close (at τ = 0.32 the
+    uniform answer is off by about 0.1)."""
+    return " (at τ = 10 you may take the tokens left as uniform)" if temperature == _UNIFORM_AT else ""
+
+
 def _draw_reset(rng):
     prefix = tuple(easy_hard.PREFIXES)[int(rng.integers(len(easy_hard.PREFIXES)))]
-    return {"prefix": prefix, "state": easy_hard.PREFIXES[prefix],
-            "temperature": float(rng.choice(easy_hard.RESET_TEMPERATURES[1:]))}
+    temperature = float(rng.choice(easy_hard.RESET_TEMPERATURES[1:]))
+    return {"prefix": prefix, "state": easy_hard.PREFIXES[prefix], "temperature": temperature,
+            "uniform_hint": _uniform_hint(temperature)}
 
 
 question("ex-4-2-resets", "ex-4-2-resets",
          "In the explorer Resetting is free (prompt 2, sum reward, pretrained π_ref), reset to the state {state} and "
-         "set τ = {temperature:.3g}. Predict the error of the value estimated from K = 9 rollouts, √(Var[r | s] / K) "
-         "(at τ = 10 you may take the tokens left as uniform), then read the exact one in the title (the figure in "
-         "brackets).",
+         "set τ = {temperature:.3g}. Predict the error of the value estimated from K = 9 rollouts, √(Var[r | s] / K)"
+         "{uniform_hint}, then read the exact one in the title (the figure in brackets).",
          "number", _reset_error,
          {"prefix": (1, 2, 3), "state": easy_hard.PREFIXES[(1, 2, 3)],
-          "temperature": easy_hard.RESET_TEMPERATURES[-1]},
+          "temperature": easy_hard.RESET_TEMPERATURES[-1],
+          "uniform_hint": _uniform_hint(easy_hard.RESET_TEMPERATURES[-1])},
          draw=_draw_reset, tolerance=0.001, predict=True, mistakes=_reset_mistakes, accepted=_reset_uniform,
          practice=True)
 

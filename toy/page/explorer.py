@@ -55,6 +55,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from .figures import decade_ticks, top_without_title
+from .tables import figure_tables, table_plan, tables_html  # noqa: F401 - the views' numbers
 
 VIEW_ENV = "TOY_EXPLORER_VIEW"
 COMM_TARGET = "toy-explorer"
@@ -176,6 +177,7 @@ class Explorer:
                 raise ValueError(f"output {out!r} depends on unknown controls {sorted(unknown)}")
         self._control = {c.name: c for c in self.controls}
         self._fixed_json: str | None = None  # ``_payload_fixed``, made once
+        self._table_plan: list | None = None  # ``table_plan``, made once
         self._page_json: str | None = None  # ``page_payload`` without its key, made once
 
     @property
@@ -297,7 +299,8 @@ class Explorer:
             if given_title or "title.text" in self.layout:
                 figure["layout"]["title"] = {**title, "text": ""}
                 figure["layout"].setdefault("margin", {})["t"] = top_without_title(figure["layout"])
-            fixed = {"figure": figure, "figure_title": given_title, "axes": self.axis_plan()}
+            fixed = {"figure": figure, "figure_title": given_title, "axes": self.axis_plan(),
+                     "tables": self.table_plan()}
             self._fixed_json = json.dumps(fixed, separators=(",", ":"))
         return json.loads(self._fixed_json)
 
@@ -321,6 +324,7 @@ class Explorer:
             "figure": fixed["figure"],
             "figure_title": fixed["figure_title"],  # shown above the plot while no binding sets "title.text"
             "axes": fixed["axes"],
+            "tables": fixed["tables"],  # how "Numbers behind the figure" reads the figure (toy.page.tables)
         }
 
     def _figure_without_bound_values(self) -> dict:
@@ -340,14 +344,27 @@ class Explorer:
             node.pop(last, None)
         return fig
 
+    def table_plan(self) -> list[dict | None]:
+        """How the numbers behind the figure read each trace (``toy.page.tables.table_plan``), from the figure at the
+        default setting; made once (the figure never changes)."""
+        if self._table_plan is None:
+            self._table_plan = table_plan(self.figure_for())
+        return self._table_plan
+
+    def tables(self, **values) -> list[dict]:
+        """The numbers behind the figure at a setting, as the views show them (``toy.page.tables.figure_tables``)."""
+        return figure_tables(self.figure_for(**values), self.table_plan())
+
     def axis_plan(self) -> dict[str, dict]:
         """How each value axis gets its range from the bound outputs: {layout axis key: plan}.
 
         A plan names the bindings (indices into ``traces``) whose values the axis draws (``values``: x or y) and
         whose values widen it (``errors``: error bar lengths), the extremes of the unbound trace values on it
         (``fixed``: [low, high] or None), whether bars grow from 0 along it (``bars``) and whether it is ``log``.
-        Axes that draw no bound value, or whose figure fixes the range, have no plan. The page script applies the
-        same plans (``book/_static/toy/toy-explorer.js``).
+        Axes that draw no bound value, or whose figure fixes the range, have no plan. An axis whose figure asks for
+        ``rangemode`` "tozero" or "nonnegative" (a probability, a mean square, a KL) is ``nonnegative``: its range never
+        goes below 0, whatever error bars or padding would ask. The page script applies the same plans
+        (``book/_static/toy/toy-explorer.js``).
         """
         layout = self.figure.layout
         binding = {(i, attr): k for k, (i, attr, _names) in enumerate(self.traces)}
@@ -358,7 +375,9 @@ class Explorer:
                 if key not in layout or layout[key].range is not None or layout[key].type in ("category", "date"):
                     continue
                 plan = plans.setdefault(key, {"values": [], "errors": [], "fixed": None, "bars": False,
-                                              "log": layout[key].type == "log"})
+                                              "log": layout[key].type == "log",
+                                              "nonnegative": layout[key].type != "log"
+                                              and layout[key].rangemode in ("tozero", "nonnegative")})
                 if (i, letter) in binding:
                     plan["values"].append(binding[(i, letter)])
                 elif trace[letter] is not None:
@@ -438,10 +457,14 @@ class Explorer:
     def _html(self, payload: dict) -> str:
         payload = json.dumps(payload, separators=(",", ":")).replace("</", "<\\/")
         caption = f'<p class="toy-explorer-caption">{html.escape(self.caption)}</p>' if self.caption else ""
+        # the numbers at the default setting, in the page as built (readable without a script); the page script
+        # keeps them up to date with the controls
+        numbers = (f'<details class="toy-explorer-table"><summary>{TABLE_LABEL}</summary>'
+                   f'<div class="toy-explorer-tables">{tables_html(self.tables())}</div></details>')
         return (
             f'<div class="toy-explorer" data-title="{html.escape(self.title)}">'
             '<div class="toy-explorer-controls"></div><div class="toy-explorer-figure"></div>'
-            f"{caption}"
+            f"{numbers}{caption}"
             '<noscript>This explorer needs JavaScript.</noscript>'
             f'<script type="application/json" class="toy-explorer-spec">{payload}</script></div>'
         )
@@ -565,19 +588,23 @@ def _needed_range(plan: dict, extremes: list[tuple[float, float]]) -> list[float
             return None
         low, high = np.log10(max(low, high * 1e-12)), np.log10(high)
     pad = 0.05 * (high - low) if high > low else 0.05 * max(abs(high), 1.0)
-    return [float(low if plan["bars"] and low == 0 else low - pad),
-            float(high if plan["bars"] and high == 0 else high + pad)]
+    low, high = (low if plan["bars"] and low == 0 else low - pad), (high if plan["bars"] and high == 0 else high + pad)
+    if plan.get("nonnegative"):
+        low, high = max(low, 0.0), max(high, 0.0)
+    return [float(low), float(high)]
 
 
 HOLD_FILL = 0.5  # an axis keeps its range while the values need at least this fraction of it
 HOLD_ROOM = 0.1  # a range that moves takes this fraction of the needed span again as room on each side
 
 
-def held_ranges(shown: dict[str, list[float]], needed: dict[str, list[float] | None]) -> dict[str, list[float]]:
+def held_ranges(shown: dict[str, list[float]], needed: dict[str, list[float] | None],
+                plans: dict[str, dict] | None = None) -> dict[str, list[float]]:
     """The ranges to draw: an axis keeps the range it shows while the range it needs fits inside and fills at
     least ``HOLD_FILL`` of it; otherwise it takes the needed range widened by ``HOLD_ROOM`` of its span on each
     side (not past a bar's 0), so that neighbouring settings fit too. Held axes let a reader compare neighbouring
-    settings on one scale, and a redraw that changes only data redraws within a frame (no relayout)."""
+    settings on one scale, and a redraw that changes only data redraws within a frame (no relayout). The room
+    stops at 0 on an axis whose plan (``plans``, from ``Explorer.axis_plan``) is ``nonnegative``."""
     out = {}
     for key, want in needed.items():
         have = shown.get(key)
@@ -588,6 +615,8 @@ def held_ranges(shown: dict[str, list[float]], needed: dict[str, list[float] | N
         room = HOLD_ROOM * (want[1] - want[0])
         out[key] = list(have) if keep else [want[0] - room if want[0] != 0 else 0.0,
                                             want[1] + room if want[1] != 0 else 0.0]
+        if not keep and (plans or {}).get(key, {}).get("nonnegative"):
+            out[key] = [max(v, 0.0) for v in out[key]]
     return out
 
 
@@ -597,45 +626,6 @@ TABLE_LABEL = "Numbers behind the figure"
 FIGURE_THEME_CSS = Path(__file__).with_name("figure_theme.css")
 """Plotly figures in a dark theme (the book's and JupyterLab's), as CSS: see the file. The live view puts it beside
 each live explorer; the book's extension adds it to every page."""
-
-
-def figure_tables(fig) -> list[dict]:
-    """The numbers a figure draws, as tables: one per group of traces that share their categories (x, or y for
-    horizontal bars) and axes; each a dict with ``title`` (the axis title of the values), ``header`` (the
-    categories) and ``rows`` ([series name, value, ...]). The page script builds the same tables from the same
-    data (``toy-explorer.js``), so the static and live views offer the same numbers."""
-    groups: dict[tuple, dict] = {}
-    layout = fig.layout.to_plotly_json() if hasattr(fig.layout, "to_plotly_json") else dict(fig.layout)
-    for i, t in enumerate(fig.data):
-        t = t.to_plotly_json() if hasattr(t, "to_plotly_json") else dict(t)
-        horizontal = t.get("orientation") == "h"
-        values, cats = (t.get("x"), t.get("y")) if horizontal else (t.get("y"), t.get("x"))
-        if values is None or t.get("visible") is False:
-            continue
-        values = [float(v) for v in np.asarray(values, dtype=float).ravel()]
-        cats = [str(c) for c in (cats if cats is not None else range(len(values)))]
-        axis = (t.get("xaxis") or "x") if horizontal else (t.get("yaxis") or "y")
-        key = (tuple(cats), axis)
-        if key not in groups:
-            ax = layout.get(("xaxis" if horizontal else "yaxis") + axis[1:], {}) or {}
-            title = (ax.get("title") or {}).get("text") if isinstance(ax.get("title"), dict) else ax.get("title")
-            groups[key] = {"title": str(title or "").replace("<br>", " "), "header": cats, "rows": []}
-        name = str(t.get("name") or f"series {i + 1}")
-        groups[key]["rows"].append([re.sub(r"\s*<br\s*/?>\s*", " ", name)] + values)  # a legend's lines, as one
-    return list(groups.values())
-
-
-def tables_html(tables: list[dict]) -> str:
-    """``figure_tables`` as HTML tables (values to 4 significant digits)."""
-    parts = []
-    for tab in tables:
-        head = "".join(f'<th scope="col">{html.escape(c)}</th>' for c in tab["header"])
-        body = "".join("<tr>" + f'<th scope="row">{html.escape(r[0])}</th>'
-                       + "".join(f"<td>{v:.4g}</td>" for v in r[1:]) + "</tr>" for r in tab["rows"])
-        caption = f"<caption>{html.escape(tab['title'])}</caption>" if tab["title"] else ""
-        parts.append(f'<table class="toy-explorer-numbers">{caption}<thead><tr><td></td>{head}</tr></thead>'
-                     f"<tbody>{body}</tbody></table>")
-    return "".join(parts)
 
 
 class LiveView:
@@ -662,6 +652,8 @@ class LiveView:
         self._holding = False
         self.ranges: dict[str, list[float]] = {}  # the value axes' ranges shown (``held_ranges``)
         self._plans = explorer.axis_plan()  # how each value axis's range follows the values (fixed per figure)
+        self._tables = explorer.table_plan()  # how the numbers behind the figure read its traces
+        self._sent: dict[tuple, np.ndarray] = {}  # the bound values the figure holds, by (trace, attribute)
         self._texts: dict[str, str] | None = None  # the layout texts shown (None: nothing drawn yet)
         self._action_step = {a.label: 0 for a in explorer.actions}
         for c in explorer.controls:
@@ -706,7 +698,7 @@ class LiveView:
     def _show_table(self, _change=None) -> None:
         self.table.layout.display = "block" if self.table_toggle.value else "none"
         if self.table_toggle.value:
-            self.table.value = tables_html(figure_tables(self.figure))
+            self.table.value = tables_html(figure_tables(self.figure, self._tables))
 
     def state(self) -> dict:
         """The control state the widgets show (continuous sliders give their value, the others an option)."""
@@ -721,18 +713,28 @@ class LiveView:
         texts = {path: ex.render_template(template, outs, state) for path, template in ex.layout.items()}
         self.title_text = texts.pop("title.text", self._given_title)
         self.title.value = f'<div style="{TITLE_STYLE}">{self.title_text}</div>'
-        ranges = held_ranges(self.ranges, ex.value_ranges(outs, self._plans))
+        ranges = held_ranges(self.ranges, ex.value_ranges(outs, self._plans), self._plans)
         data_only = texts == self._texts and ranges == self.ranges
         self.ranges, self._texts = ranges, texts
+        # only the bound values that changed go to the page: a token's menu moves the upper panel's bars alone
+        changed = []
+        for i, attr, names in ex.traces:
+            value = np.concatenate([outs[n] for n in names])
+            if not np.array_equal(self._sent.get((i, attr)), value):
+                changed.append((i, attr, value))
+                self._sent[(i, attr)] = value
+        if data_only and not changed:
+            return
         with self._data_only() if data_only else self.figure.batch_update():
-            ex._fill(self.figure, outs, state, texts=False)
+            for i, attr, value in changed:
+                self.figure.data[i][attr] = value
             if not data_only:
                 for path, text in texts.items():
                     self.figure.layout[path] = text
                 for key, span in ranges.items():
                     self.figure.layout[key].range = span
         if self.table_toggle.value:
-            self.table.value = tables_html(figure_tables(self.figure))
+            self.table.value = tables_html(figure_tables(self.figure, self._tables))
 
     @contextlib.contextmanager
     def _data_only(self):

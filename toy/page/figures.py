@@ -137,6 +137,11 @@ def credit_bars(length: int) -> go.Figure:
     fig.add_bar(x=positions, y=empty, name=NOISE_LABEL, marker=SEQUENCE,
                 showlegend=False, legendgroup="sequence", row=2, col=1,
                 hovertemplate="%{x}: %{y:.4f}<extra>noise</extra>")
+    upper = {"caption": "This response: each token's advantage (reward units)", "corner": "position in the response"}
+    fig.data[0].meta = {"table": {**upper, "name": "exact A_t = V(s_t+1) − V(s_t)"}}
+    fig.data[1].meta = {"table": {**upper, "name": "sequence-level r − V(x), on every token"}}
+    lower = {"caption": "All responses: signal and noise at each position, mean square (reward²)"}
+    fig.data[2].meta, fig.data[3].meta = {"table": lower}, {"table": lower}
     fig.update_yaxes(title_text="advantage", zeroline=True, zerolinecolor="#444", row=1, col=1)
     fig.update_yaxes(title_text="mean square (reward²)", rangemode="tozero", row=2, col=1)
     fig.update_xaxes(title_text="position in the response", row=2, col=1)

@@ -512,7 +512,7 @@
     // The value axes' ranges, as toy.page.explorer does it (axis_plan, value_ranges, held_ranges): the range the values
     // need (values, ± the longest error bar, 0 for bars, 5% padding; log10 units on a log axis), held while the
     // needed range fits inside the shown one and fills at least half of it, else the needed range with 10% of its
-    // span as room on each side.
+    // span as room on each side; a nonnegative axis never below 0.
     let shownRanges = {};
     function neededRange(plan, ext) {
       let [low, high] = plan.fixed || [Infinity, -Infinity];
@@ -526,7 +526,8 @@
         [low, high] = [Math.log10(Math.max(low, high * 1e-12)), Math.log10(high)];
       }
       const pad = high > low ? 0.05 * (high - low) : 0.05 * Math.max(Math.abs(high), 1);
-      return [plan.bars && low === 0 ? low : low - pad, plan.bars && high === 0 ? high : high + pad];
+      const range = [plan.bars && low === 0 ? low : low - pad, plan.bars && high === 0 ? high : high + pad];
+      return plan.nonnegative ? range.map((v) => Math.max(v, 0)) : range;  // a KL, a probability: never below 0
     }
     function holdRanges(ext) {
       const held = {};
@@ -537,6 +538,7 @@
         const keep = have && have[0] <= want[0] && want[1] <= have[1] && want[1] - want[0] >= 0.5 * (have[1] - have[0]);
         const room = 0.1 * (want[1] - want[0]);  // a range that moves leaves room for neighbouring settings
         held[key] = keep ? have : [want[0] === 0 ? 0 : want[0] - room, want[1] === 0 ? 0 : want[1] + room];
+        if (!keep && plan.nonnegative) held[key] = held[key].map((v) => Math.max(v, 0));
       });
       return (shownRanges = held);
     }
@@ -562,11 +564,14 @@
       return { traces, layout, updates, ext };
     }
 
-    // The numbers behind the figure, as tables in a <details> under it (built only while it is open); the same
-    // grouping as toy.page.explorer.figure_tables, which the live view uses.
-    const numbers = document.createElement("details");
-    numbers.className = "toy-explorer-table";
-    numbers.innerHTML = "<summary>Numbers behind the figure</summary><div class=\"toy-explorer-tables\"></div>";
+    // The numbers behind the figure, as tables in a <details> under it: the page as built holds them at the default
+    // setting; each redraw while it is open builds them again, from the figure's data by the plan the payload carries
+    // (spec.tables), as toy.page.tables.figure_tables does for the live view.
+    const numbers = root.querySelector("details.toy-explorer-table") || document.createElement("details");
+    if (!numbers.parentNode) {
+      numbers.className = "toy-explorer-table";
+      numbers.innerHTML = "<summary>Numbers behind the figure</summary><div class=\"toy-explorer-tables\"></div>";
+    }
     figDiv.after(numbers);
     // The setting shown, as text (toy.css prints it in place of the controls)
     const setting = document.createElement("p");
@@ -574,33 +579,104 @@
     figDiv.after(setting);
     const settingText = () => (spec.controls.length ? "Shown at: " + spec.controls.map((c) =>
       `${c.label.replace(/:\s*$/, "")} = ${c.labels[state[c.name]]}`).join("; ") + "." : "");
-    function fillTables(traces, layout) {
-      if (!numbers.open) return;
-      const groups = new Map();
-      const arr = (v) => (v && v._inputArray) || v;  // plotly keeps a typed array's decoded values there
-      traces.forEach((t, i) => {
-        const h = t.orientation === "h";
-        const values = arr(h ? t.x : t.y);
-        if (!values || t.visible === false) return;
-        const cats = Array.from(arr(h ? t.y : t.x) || Array.from(values, (_, j) => j), String);
-        const axis = (h ? t.xaxis : t.yaxis) || (h ? "x" : "y");
-        const key = cats.join("\u0000") + "|" + axis;
-        if (!groups.has(key)) {
-          const ax = layout[(h ? "xaxis" : "yaxis") + axis.slice(1)] || {};
-          const title = ax.title && typeof ax.title === "object" ? ax.title.text : ax.title;
-          groups.set(key, { title: String(title || "").replace(/<br>/g, " "), cats, rows: [] });
-        }
-        const name = (t.name || "series " + (i + 1)).replace(/\s*<br\s*\/?>\s*/g, " ");  // a legend's lines, as one
-        groups.get(key).rows.push([name, ...Array.from(values, Number)]);
-      });
-      const esc = (x) => String(x).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
-      numbers.lastChild.innerHTML = [...groups.values()].map((g) => "<table class=\"toy-explorer-numbers\">"
-        + (g.title ? "<caption>" + esc(g.title) + "</caption>" : "")
-        + "<thead><tr><td></td>" + g.cats.map((c) => "<th scope=\"col\">" + esc(c) + "</th>").join("") + "</tr></thead><tbody>"
-        + g.rows.map(([name, ...v]) => "<tr><th scope=\"row\">" + esc(name) + "</th>"
-          + v.map((x) => "<td>" + pyGeneral(x, 4) + "</td>").join("") + "</tr>").join("") + "</tbody></table>").join("");
+    function pyFormat(x, fmt) {  // toy.page.tables.format_value: Python's format for ",.Nf", ".Ng", ".N%", ".Ne"
+      if (!Number.isFinite(x)) return String(x);
+      const m = /^(,?)(?:\.(\d+))?([fge%]?)$/.exec(fmt || "") || ["", "", undefined, "g"];
+      const [, comma, digits, type] = m;
+      const p = digits === undefined ? undefined : Number(digits);
+      let out;
+      if (type === "f") out = pyFixed(x, p === undefined ? 6 : p);
+      else if (type === "%") out = pyFixed(x * 100, p === undefined ? 6 : p) + "%";
+      else if (type === "e") {
+        const e = x.toExponential(p === undefined ? 6 : p).replace(/e([+-])(\d)$/, "e$10$2");
+        out = e;
+      } else out = pyGeneral(x, p === undefined ? 6 : Math.max(p, 1));
+      if (comma) out = out.replace(/^(-?)(\d+)/, (_, sign, d) => sign + d.replace(/\B(?=(\d{3})+(?!\d))/g, ","));
+      return out;
     }
-    numbers.addEventListener("toggle", () => fillTables(figDiv.data, figDiv.layout));
+    const asNumber = (v) => (typeof v === "string" && v.trim() === "" ? null
+      : typeof v === "boolean" ? null : Number.isFinite(Number(v)) ? Number(v) : null);
+    const plainText = (v) => String(v);  // labels of categories are plain already (toy.page.tables.plain_text)
+    const cellText = (v, fmt) => {
+      const x = asNumber(v);
+      return x === null || (typeof v === "string" && !fmt) ? plainText(v) : pyFormat(x, fmt);
+    };
+    const getPath = (obj, path) => path.split(".").reduce((o, k) => (o == null ? o : o[k]), obj);
+    function tablesOf(traces) {
+      const plan = spec.tables || [];
+      const arr = (v) => (v && v._inputArray) || v;  // plotly keeps a typed array's decoded values there
+      const marked = {};
+      const groups = new Map();
+      traces.forEach((t, i) => {
+        const p = plan[i];
+        if (!p) return;
+        const raw = arr(getPath(t, p.values));
+        if (!raw) return;
+        const values = Array.from(raw, Number);
+        const catRaw = arr(t[p.cat]);
+        const cats = catRaw ? Array.from(catRaw) : values.map((_, j) => j);
+        if (p.marks) {
+          (marked[p.cat_axis] = marked[p.cat_axis] || []).push(...cats.map(asNumber).filter((x) => x !== null));
+          return;
+        }
+        const ys = p.label && t.y ? Array.from(arr(t.y)) : cats.map(() => null);
+        let labels = cats.map((x, j) => (p.label ? p.label.replace("{x}", cellText(x, p.cat_format))
+          .replace("{y}", cellText(ys[j], "")) : cellText(x, p.cat_format)));
+        if (p.header) labels = p.header.slice(0, values.length).map(String);
+        const key = labels.join("\u0000") + "|" + p.axis + "|" + p.caption;
+        if (!groups.has(key)) {
+          groups.set(key, { caption: p.caption, corner: p.corner, labels, points: p.points, cat_axis: p.cat_axis,
+            columns: p.columns, xs: cats.map((c) => (typeof c === "string" ? null : asNumber(c))), rows: [] });
+        }
+        const g = groups.get(key);
+        g.points = g.points || p.points;
+        if (p.x_row) g.rows.push([p.x_row, cats.map(asNumber), p.cat_format || ".4g"]);
+        g.rows.push([p.name, values, p.format]);
+        const err = arr(getPath(t, "error_y.array"));
+        if (p.error && err) g.rows.push([p.error, Array.from(err, Number), p.format]);
+      });
+      return [...groups.values()].map((g) => {
+        const nearest = (v) => g.xs.reduce((best, x, i) => (Math.abs(x - v) < Math.abs(g.xs[best] - v) ? i : best), 0);
+        const marks = marked[g.cat_axis] || [];
+        let cols;
+        if (g.columns) {
+          cols = new Set(g.columns);
+          if (g.xs[0] !== null) marks.forEach((m) => cols.add(nearest(m)));
+        } else {
+          const seen = new Set();
+          const distinct = [];
+          g.labels.forEach((label, i) => {
+            const cells = [label, ...g.rows.map(([, v, f]) => pyFormat(v[i], f))].join("\u0000");
+            if (!seen.has(cells)) { seen.add(cells); distinct.push(i); }
+          });
+          g.labels = distinct.map((i) => g.labels[i]);
+          g.xs = distinct.map((i) => g.xs[i]);
+          g.rows = g.rows.map(([n, v, f]) => [n, distinct.map((i) => v[i]), f]);
+          const n = g.labels.length;
+          if (n <= 9) cols = new Set(g.labels.map((_, i) => i));
+          else {
+            const numeric = g.xs.every((x) => x !== null);
+            cols = new Set(g.points && numeric ? g.points.map(nearest)
+              : Array.from({ length: 6 }, (_, i) => Math.round(i * (n - 1) / 5)));
+            if (numeric) marks.forEach((m) => cols.add(nearest(m)));
+          }
+        }
+        const order = [...cols].sort((a, b) => a - b);
+        return { caption: g.caption, corner: g.corner, header: order.map((i) => g.labels[i]),
+          rows: g.rows.map(([name, v, f]) => [name, ...order.map((i) => pyFormat(v[i], f))]) };
+      });
+    }
+    function fillTables(traces) {
+      if (!numbers.open) return;
+      const esc = (x) => String(x).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+      numbers.lastChild.innerHTML = tablesOf(traces).map((g) => "<table class=\"toy-explorer-numbers\">"
+        + (g.caption ? "<caption>" + esc(g.caption) + "</caption>" : "")
+        + "<thead><tr>" + (g.corner ? "<th scope=\"col\">" + esc(g.corner) + "</th>" : "<td></td>")
+        + g.header.map((c) => "<th scope=\"col\">" + esc(c) + "</th>").join("") + "</tr></thead><tbody>"
+        + g.rows.map(([name, ...v]) => "<tr><th scope=\"row\">" + esc(name) + "</th>"
+          + v.map((x) => "<td>" + esc(x) + "</td>").join("") + "</tr>").join("") + "</tbody></table>").join("");
+    }
+    numbers.addEventListener("toggle", () => { if (figDiv.data) fillTables(figDiv.data); });
 
     let redraws = 0;
     let drawnLayout = null;  // the layout last given to plotly (JSON): a redraw that keeps it changes data only
@@ -671,7 +747,7 @@
       }
       return Promise.resolve(done).then(() => {
         keepMargins();
-        fillTables(figDiv.data, figDiv.layout);
+        fillTables(figDiv.data);
       });
     }
 

@@ -64,6 +64,9 @@ def discount_explorer() -> Explorer:
                     hovertemplate="γ = %{x}: %{y:.2f} tokens<extra></extra>")
     fig.add_scatter(x=[1.0], y=[0.0], mode="markers", name="selected γ", marker=dict(symbol="diamond", size=12,
                     color="#222"), row=2, col=1, hovertemplate="γ = %{x}: %{y:.2f} tokens<extra>selected</extra>")
+    for trace in fig.data[:2]:
+        trace.meta = {"table": {"caption": "How long the responses are: probability of each length"}}
+    fig.data[2].meta = {"table": {"caption": "Mean length of π*'s responses against γ (digit tokens)"}}
     fig.update_xaxes(title_text="digits before EOS (4: the limit)", row=1, col=1)
     fig.update_xaxes(title_text="discount γ", row=2, col=1)
     fig.update_yaxes(title_text="probability", rangemode="tozero", row=1, col=1)
@@ -179,7 +182,8 @@ def gae_discount_explorer(prompt: int = 2) -> Explorer:
     deps = ("critic", "lam")
     fig = _error_figure("γ", GAE_GAMMAS, ("bias² of Â_t", "variance of Â_t", "MSE = bias² + variance"),
                         ("bias²", "variance", "MSE"), "γ inside GAE (objective: γ = 1)",
-                        "error of Â_t against A(s_t, y_t)")
+                        "error of Â_t against A(s_t, y_t)",
+                        "Error of Â_t against A(s_t, y_t), mean over positions (reward²)")
     return Explorer(
         title="γ and λ inside the advantage estimator: bias against variance",
         controls=[dropdown("critic", "Critic", GAE_CRITICS, "exact"),
@@ -195,9 +199,9 @@ def gae_discount_explorer(prompt: int = 2) -> Explorer:
     )
 
 
-def _error_figure(symbol: str, xs, names, hovers, x_title: str, y_title: str) -> go.Figure:
+def _error_figure(symbol: str, xs, names, hovers, x_title: str, y_title: str, caption: str) -> go.Figure:
     """The bias², variance and MSE figure against a knob (``symbol`` over ``xs``): three traces in that order, named
-    ``names`` (hover labels ``hovers``), whose y the explorer fills."""
+    ``names`` (hover labels ``hovers``), whose y the explorer fills; ``caption`` heads the numbers behind it."""
     x = list(xs)
     fig = go.Figure()
     styles = (dict(color=EXACT_COLOUR, dash="dash", width=2.5), dict(color=SEQUENCE_COLOUR, dash="dot", width=2.5),
@@ -205,6 +209,8 @@ def _error_figure(symbol: str, xs, names, hovers, x_title: str, y_title: str) ->
     for name, hover, line, symbol_ in zip(names, hovers, styles, ("triangle-up", "square", "circle"), strict=True):
         fig.add_scatter(x=x, y=x, mode="lines+markers", name=name, line=line, marker=dict(symbol=symbol_, size=8),
                         hovertemplate=f"{symbol} = %{{x}}: %{{y:.4f}}<extra>{hover}</extra>")
+    for trace in fig.data:
+        trace.meta = {"table": {"caption": caption}}
     fig.update_xaxes(title_text=x_title)
     fig.update_yaxes(title_text=y_title, rangemode="tozero")
     base_layout(fig, "", height=460)
@@ -251,7 +257,8 @@ def bootstrap_explorer(prompt: int = 2) -> Explorer:
     deps = ("features", "n", "reward", "averaged")
     fig = _error_figure("λ", LAMBDAS, ("bias²: the critic's error, passed on", "variance / n: noise left",
                                        "MSE = bias² + variance / n"), ("bias²", "variance / n", "MSE"),
-                        "λ (0: TD(0) … 1: Monte Carlo)", "error of the averaged target")
+                        "λ (0: TD(0) … 1: Monte Carlo)", "error of the averaged target",
+                        "Error of the averaged target against V, mean over states (reward²)")
     return Explorer(
         title="Bootstrapping: a TD target's bias against a Monte Carlo return's variance",
         controls=[dropdown("features", "Critic", {f: f.replace("_", " ") for f in CRITIC_FEATURES}, "last_token"),
@@ -314,6 +321,9 @@ def staleness_explorer(prompt: int = 2) -> Explorer:
                     hovertemplate="k = %{x}: %{y:.3g}<extra>normalised</extra>")
     fig.add_scatter(x=[1.0], y=[1.0], mode="markers", name="selected staleness",
                     marker=dict(symbol="diamond", size=13, color="#222"), hoverinfo="skip")
+    for trace in fig.data[:3]:
+        trace.meta = {"table": {"caption": "Variance of the importance weight under π_old, averaged over the run "
+                                           "(no unit)"}}
     fig.update_xaxes(type="log", title_text="staleness k (updates behind)", tickvals=k)
     fig.update_yaxes(type="log", title_text="variance under π<sub>old</sub>")
     base_layout(fig, "", height=440)
@@ -389,6 +399,13 @@ def clipping_explorer() -> Explorer:
     fig.add_scatter(x=updates, y=updates, mode="lines", name="P(rare rewarded), selected ε_high",
                     line=dict(color=SEQUENCE_COLOUR, dash="dashdot", width=3), row=2, col=1,
                     hovertemplate="update %{x}: %{y:.4f}<extra>rare token</extra>")
+    for trace in fig.data[:2]:
+        trace.meta = {"table": {"caption": "One update: growth of the token's probability, (p_new − p_old) / p_old",
+                                "points": [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 0.95]}}
+    for trace in fig.data[2:4]:
+        trace.meta = {"table": {"caption": "Training on one state: entropy (nats)"}}
+    for trace in fig.data[4:6]:
+        trace.meta = {"table": {"caption": "Training on one state: probability of the rare rewarded token"}}
     fig.update_xaxes(type="log", title_text="probability before the update", row=1, col=1)
     fig.update_xaxes(title_text="update", row=2, col=1)
     fig.update_yaxes(title_text="(p_new − p_old) / p_old", tickformat=".0%", rangemode="tozero", row=1, col=1)

@@ -130,6 +130,11 @@ def group_advantages() -> Explorer:
     fig.add_scatter(x=idx, y=[0.0] * N_MAX, mode="markers", name="exact r_i − V(x)", row=2, col=1,
                     marker=dict(symbol="circle-open", size=13, color=figures.EXACT["color"], line=dict(width=2)),
                     hovertemplate="response %{x}: %{y:.3f}<extra>r − V(x)</extra>")
+    for trace in fig.data[:3]:
+        trace.meta = {"table": {"caption": "Response 1, token by token: advantage (reward units)"}}
+    for trace in fig.data[3:]:
+        trace.meta = {"table": {"caption": "One advantage per response of the group (reward units; GRPO's A_i "
+                                           "have none)"}}
     fig.update_yaxes(title_text="advantage", zeroline=True, zerolinecolor="#444", row=1, col=1)
     fig.update_yaxes(title_text="advantage", zeroline=True, zerolinecolor="#444", row=2, col=1)
     fig.update_xaxes(title_text="token of response 1", dtick=1, row=1, col=1)
@@ -217,6 +222,10 @@ def estimator_variance() -> Explorer:
                             hovertemplate="n = %{x}: %{y:.4g}<extra>" + METHOD_LABELS[m] + "</extra>")
             traces.append((len(fig.data) - 1, "y", [f"{quantity}_{m}"]))
             outputs[f"{quantity}_{m}"] = ("reward", "preset")
+    captions = ("Noise per unit of signal, E‖g − E g‖² / ‖E g‖² (a ratio, no unit)",
+                "Along ∇J, ⟨E g, ∇J⟩ / ‖∇J‖² (a ratio: 1 = unbiased)", "Angle of E g to ∇J (degrees)")
+    for k, trace in enumerate(fig.data):
+        trace.meta = {"table": {"caption": captions[k // len(ESTIMATORS)], "corner": "group size n"}}
     fig.update_xaxes(type="log", tickvals=ns, row=3, col=1, title_text="group size n (per prompt)")
     fig.update_xaxes(type="log", tickvals=ns)
     fig.update_yaxes(type="log", title_text="relative variance", row=1, col=1)
@@ -385,6 +394,11 @@ def value_estimates() -> Explorer:
     for name, marker in bars:
         fig.add_bar(x=positions, y=[0.0] * L, name=name, marker=marker, row=2, col=1,
                     hovertemplate="%{x}: %{y:.4f}<extra>" + name + "</extra>")
+    values = {"caption": "V(s_t) along the response (reward units)", "header": [str(t) for t in ts]}
+    for trace in fig.data[:3]:
+        trace.meta = {"table": values if trace.error_y.array is None else {**values, "error": "VinePPO: 1 sd"}}
+    for trace in fig.data[3:]:
+        trace.meta = {"table": {"caption": "Advantage error E[(Â_t − A_t)²] (reward²)"}}
     fig.update_xaxes(title_text="tokens written, t", dtick=1, row=1, col=1)
     fig.update_yaxes(title_text="value", row=1, col=1)
     fig.update_yaxes(title_text="mean squared error", rangemode="tozero", row=2, col=1)
@@ -532,6 +546,15 @@ def training_curves() -> Explorer:
                         hovertemplate="step %{x}: %{y:.3f} ± %{error_y.array:.3f}<extra>chosen</extra>",
                         row=1, col=col)
         traces += [(len(fig.data) - 1, "y", [f"sel_{metric}"]), (len(fig.data) - 1, "error_y.array", [f"sd_{metric}"])]
+    for trace in fig.data:
+        metric = "Expected reward E[r], exact (reward units)" if trace.xaxis in (None, "x") else \
+            "KL(π ‖ π_ref), exact (nats)"
+        table = {"caption": metric + ", mean of the seeds", "points": [0, 2, 4, 10, 20, 30, 40]}
+        if trace.name == "KL-regularised optimum π*":
+            table.update(header=["every step"] * 2)
+        elif trace.name == "chosen: mean ± 1 sd over seeds":
+            table.update(name="chosen method: mean", error="chosen method: 1 sd over seeds")
+        trace.meta = {"table": table}
     fig.update_xaxes(title_text="training step", range=[-1, TRAIN_STEPS + 1])
     fig.update_yaxes(title_text="E[r]", range=[0, 1.04], row=1, col=1)
     fig.update_yaxes(title_text="KL (nats)", rangemode="tozero", row=1, col=2)

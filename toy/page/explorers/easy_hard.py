@@ -33,6 +33,8 @@ REWARD_LABELS = {name: name.replace("_", " ") for name in REWARDS}
 RESET_KS = (1, 2, 4, 9, 16, 32, 64, 128, 256)
 RESET_REPEATS = 20
 RESET_TEMPERATURES = tuple(TEMPERATURES[i] for i in (0, 2, 4, 6, 8))
+RMS_TICKS = tuple(m * 10.0 ** e for e in range(-4, 1) for m in (1, 2, 5))
+"""The labels of the resets explorer's RMS error axis (log): 1, 2 and 5 of each decade from 10⁻⁴ to 5."""
 
 
 @reused
@@ -75,9 +77,20 @@ def resets_explorer(prompt: int = 2) -> Explorer:
     fig.add_scatter(x=ks, y=np.ones(len(ks)), mode="lines", name="exact √(Var[r | s] / K)",
                     line=dict(color=EXACT_COLOUR, dash="dash", width=2.5), row=2, col=1,
                     hovertemplate="K = %{x}: %{y:.4f}<extra>exact</extra>")
+    fig.data[0].meta = {"table": {"skip": True}}  # 20 estimates per K: their error is the lower panel's table
+    fig.data[1].meta = {"table": {"caption": "Estimates from K rollouts: the exact V and its standard error "
+                                             "(reward units)"}}
+    fig.data[2].meta = {"table": {"name": "V + exact standard error σ/√K",
+                                  "caption": fig.data[1].meta["table"]["caption"]}}
+    fig.data[3].meta = {"table": {"name": "V − exact standard error σ/√K",
+                                  "caption": fig.data[1].meta["table"]["caption"]}}
+    for trace in fig.data[4:]:
+        trace.meta = {"table": {"caption": "Their error against K: RMS error of one estimate (reward units)"}}
     fig.update_xaxes(type="log", title_text="K, rollouts from the prefix")
     fig.update_yaxes(title_text="value estimate", row=1, col=1)
-    fig.update_yaxes(type="log", dtick="D2", title_text="RMS error", row=2, col=1)
+    # labelled at 1, 2 and 5 of each decade: the errors span about one decade, where decade labels alone left one
+    fig.update_yaxes(type="log", tickvals=list(RMS_TICKS), ticktext=[f"{v:g}" for v in RMS_TICKS],
+                     title_text="RMS error", row=2, col=1)
     base_layout(fig, "", height=700)
     return Explorer(
         title="Resetting is free: Monte Carlo values from restarts converge to the exact V",
@@ -138,6 +151,12 @@ def prior_explorer() -> Explorer:
         fig.add_scatter(x=[1.0], y=[0.5], mode="markers", name="selected τ", showlegend=row == 1, legendgroup="here",
                         marker=dict(symbol="diamond", size=12, color="#222"), row=row, col=1,
                         hovertemplate="τ = %{x:.2f}: %{y:.4g}<extra>selected</extra>")
+    points = {"points": [0.1, 0.316, 1.0, 3.16, 10.0]}  # the static slider's every other stop, its ends included
+    for trace in fig.data[:2]:
+        trace.meta = {"table": {**points, "caption": "Chance of a reward: probability, and share of the 625 "
+                                                     "responses in play"}}
+    for trace in fig.data[2:4]:
+        trace.meta = {"table": {**points, "caption": "Gradient noise ÷ signal: samples needed (a ratio, no unit)"}}
     fig.update_xaxes(type="log", title_text="temperature τ of π<sub>ref</sub>")
     fig.update_yaxes(title_text="probability / share", range=[0, 1.05], row=1, col=1)
     fig.update_yaxes(type="log", title_text="samples needed", row=2, col=1)
@@ -262,6 +281,11 @@ def goodhart_explorer(prompt: int = 2) -> Explorer:
     fig.add_scatter(x=[0.0, 0.0], y=[0.0, 0.0], mode="markers", name="π*<sub>β</sub> at the selected β",
                     marker=dict(symbol="diamond", size=12, color="#222"),
                     hovertemplate="KL %{x:.2f}: %{y:.3f}<extra>selected β</extra>")
+    betas = {"header": [f"β = {b:.3g}" for b in GOODHART_BETAS], "columns": list(range(0, len(GOODHART_BETAS), 3)),
+             "caption": "Expected reward (reward units) and KL to π_ref (nats) along π*_β", "corner": ""}
+    fig.data[0].meta = {"table": {**betas, "x_row": "KL(π*_β ‖ π_ref), nats"}}
+    fig.data[1].meta = {"table": betas}
+    fig.data[2].meta = {"table": {"marks": True}}
     fig.update_xaxes(title_text="KL(π*<sub>β</sub> ‖ π<sub>ref</sub>), nats", rangemode="tozero")
     fig.update_yaxes(title_text="expected reward")
     base_layout(fig, "", height=460)
@@ -328,15 +352,20 @@ def long_credit_explorer(prompt: int = 2) -> Explorer:
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2,
                         subplot_titles=("Where credit sits along the response", "Per token, against the length"))
     fig.add_bar(x=centres, y=centres, name=SIGNAL_LABEL, marker=EXACT, row=1, col=1,
-                hovertemplate="%{x:.0%} of the way: %{y:.4g}<extra>E[A_t²]</extra>")
+                hovertemplate="%{x:.1%} of the way: %{y:.4g}<extra>E[A_t²]</extra>")
     fig.add_bar(x=centres, y=centres, name=NOISE_LABEL, marker=SEQUENCE,
-                row=1, col=1, hovertemplate="%{x:.0%} of the way: %{y:.4g}<extra>noise</extra>")
+                row=1, col=1, hovertemplate="%{x:.1%} of the way: %{y:.4g}<extra>noise</extra>")
     fig.add_scatter(x=LENGTH_CURVE, y=LENGTH_CURVE, mode="lines+markers", name="signal per token: mean E[A_t²]",
                     line=dict(color=EXACT_COLOUR, width=3), marker=dict(symbol="circle"), row=2, col=1,
                     hovertemplate="L = %{x:,}: %{y:.3g}<extra>signal</extra>")
     fig.add_scatter(x=LENGTH_CURVE, y=LENGTH_CURVE, mode="lines+markers", name="noise per token: mean",
                     line=dict(color=SEQUENCE_COLOUR, dash="dash", width=3), marker=dict(symbol="square"), row=2,
                     col=1, hovertemplate="L = %{x:,}: %{y:.3g}<extra>noise</extra>")
+    for trace in fig.data[:2]:
+        trace.meta = {"table": {"caption": "Where credit sits: mean square over each twentieth of the response "
+                                           "(reward²; 1e-05 stands for a value below 10⁻⁴, not drawn)"}}
+    for trace in fig.data[2:]:
+        trace.meta = {"table": {"caption": "Per token, against the length: mean square per token (reward²)"}}
     fig.update_xaxes(title_text="position (share of the response)", tickformat=".0%", tickvals=[0.25, 0.5, 0.75, 1.0],
                      row=1, col=1)  # no "0%" at the corner, where it met the log axis's bottom label
     fig.update_xaxes(type="log", title_text="response length L", row=2, col=1)
@@ -388,9 +417,9 @@ def drift_explorer() -> Explorer:
 
     def compute(state):
         c = curve(state["reward"], state["prompt"])
-        return dict(kl=c.kl, r=c.true, ref=[c.true[0]] * 2, ref_x=[0.0, float(c.kl.max())],
-                    kl_marks=c.kl[marks], r_marks=c.true[marks], r0=[value(ref, state["reward"], state["prompt"])],
-                    kl_end=[c.kl[-1]], r_end=[c.true[-1]])
+        r0 = value(ref, state["reward"], state["prompt"])  # π_ref's own E[r] (β = 10's optimum is already above it)
+        return dict(kl=c.kl, r=c.true, ref=[r0] * 2, ref_x=[0.0, float(c.kl.max())],
+                    kl_marks=c.kl[marks], r_marks=c.true[marks], r0=[r0], kl_end=[c.kl[-1]], r_end=[c.true[-1]])
 
     deps = ("reward", "prompt")
     fig = go.Figure()
@@ -402,6 +431,14 @@ def drift_explorer() -> Explorer:
                     text=[f"β = {m:g}" for m in DRIFT_MARKS], textposition=["bottom right", "bottom left"],
                     marker=dict(symbol="diamond", size=11, color="#222"),
                     hovertemplate="KL %{x:.2f}: E[r] %{y:.3f}<extra>%{text}</extra>")
+    caption = "Expected reward E[r] (reward units) against the KL to π_ref"
+    fig.data[0].meta = {"table": {"caption": caption, "name": "E[r] under π*_β ∝ π_ref·exp(r/β)", "corner": "",
+                                  "x_row": "KL(π*_β ‖ π_ref), nats", "header": [f"β = {b:.3g}" for b in DRIFT_BETAS],
+                                  "columns": list(range(0, len(DRIFT_BETAS), 3))}}
+    fig.data[1].meta = {"table": {"caption": "π_ref itself, at KL 0: expected reward E[r] (reward units)",
+                                  "name": "E[r] under π_ref (the dotted line)", "header": ["π_ref"] * 2,
+                                  "corner": ""}}
+    fig.data[2].meta = {"table": {"marks": True}}  # β = 1 and 0.1: columns of the curve's table
     fig.update_xaxes(title_text="KL(π*<sub>β</sub> ‖ π<sub>ref</sub>), nats", rangemode="tozero")
     fig.update_yaxes(title_text="expected reward E[r]")
     base_layout(fig, "", height=440)

@@ -77,6 +77,14 @@ def tree_explorer(prompt: int = 2) -> Explorer:
     fig.add_scatter(x=leaf_x, y=leaf_y, mode="markers", name="complete response, r = 0",
                     marker=dict(symbol="x-thin-open", size=12, color="#555", line=dict(width=2), opacity=1),
                     hovertemplate="last token %{y}: r = 0<extra>not rewarded</extra>")
+    # The numbers behind the figure: the chosen path's five completions and their rewards (the edges, the states'
+    # positions and the path's markers are drawing, not numbers; V and P are in the title)
+    for trace in fig.data[:L + 2]:
+        trace.meta = {"table": {"skip": True}}
+    fig.data[L + 2].meta = {"table": {"values": "customdata", "name": "reward r(x, y)", "label": "{y}",
+                                      "corner": "last token of the completion",
+                                      "caption": "The chosen path's 5 completions: their reward (reward units)"}}
+    fig.data[L + 3].meta = {"table": {"skip": True}}
     fig.update_xaxes(title_text="depth t: tokens written so far", tickvals=list(range(L + 1)),
                      range=[-0.4, L + 0.4])
     fig.update_yaxes(title_text="token of the edge into the node", tickvals=list(range(K)), range=[-0.6, K - 0.4])

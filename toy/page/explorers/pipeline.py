@@ -17,8 +17,8 @@ EPSILONS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
 """Grid of per-step mistake probabilities ε."""
 HORIZONS = (1, 5, 10, 20, 40, 80, 160, 320)
 """Grid of horizons T for the read-out."""
-CURVE_T = np.unique(np.round(np.logspace(0, np.log10(HORIZONS[-1]), 70)).astype(int))
-"""Horizons at which the exact curves are drawn (log-spaced integers)."""
+CURVE_T = np.unique(np.concatenate([np.round(np.logspace(0, np.log10(HORIZONS[-1]), 70)).astype(int), HORIZONS]))
+"""Horizons at which the exact curves are drawn (log-spaced integers, and the read-out horizons)."""
 SIM_T = np.array([1, 2, 5, 10, 20, 40, 80, 160, 320])
 """Horizons at which the simulation is shown, with error bars."""
 EPISODES = 4000
@@ -94,6 +94,14 @@ def compounding_errors() -> Explorer:
                     error_y=dict(type="data", array=list(sx), visible=True))
     fig.add_scatter(x=[1, 1], y=[1, 1], name="read-out at T", mode="markers",
                     marker=dict(symbol="x", size=12, color="#222"), hovertemplate="T = %{x}: %{y:.3f}<extra></extra>")
+    fig.data[0].meta = {"table": {"skip": True}}  # a guide, cost = T
+    where = {"points": [1, 10, 40, 80, 160, 320]}
+    for trace in fig.data[1:4]:
+        trace.meta = {"table": {**where, "caption": "Expected cost, exact (steps off the expert's path)"}}
+    for trace in fig.data[4:6]:
+        trace.meta = {"table": {"caption": "Expected cost, simulated (steps off the expert's path)", "error": trace.name
+                                .replace("simulated BC, 4000 runs (± 2 s.e.)", "BC: 2 standard errors")
+                                .replace("simulated DAgger (± 2 s.e.)", "DAgger: 2 standard errors")}}
     # Ticks far enough apart that a narrow screen does not turn their labels on their side (into the legend).
     fig.update_xaxes(title_text="horizon T (steps)", type="log", tickvals=[1, 3, 10, 30, 100, 300])
     fig.update_yaxes(title_text="expected cost (steps off the expert's path)", type="log", dtick=1,
@@ -199,9 +207,16 @@ def sft_then_rl() -> Explorer:
     _band_trace(fig, "RL from the SFT policy", "sft", "#1f77b4", "rgba(31,119,180,0.2)", "solid")
     _band_trace(fig, "RL from the base model", "base", "#7f7f7f", "rgba(127,127,127,0.2)", "dash")
     fig.add_scatter(x=steps, y=[0.0] * len(steps), name="the expert's success rate ρ", mode="lines",
-                    line=dict(color="#d62728", dash="dot", width=2))
+                    line=dict(color="#d62728", dash="dot", width=2), hovertemplate="%{y:.3f}<extra>ρ</extra>")
     fig.add_scatter(x=steps, y=[0.0] * len(steps), name="fraction of correct demonstrations", mode="lines",
-                    line=dict(color="#9467bd", dash="longdash", width=1.5))
+                    line=dict(color="#9467bd", dash="longdash", width=1.5),
+                    hovertemplate="%{y:.3f}<extra>correct demonstrations</extra>")
+    for trace in fig.data[:-2]:
+        trace.meta = {"table": {"skip": True} if trace.name.endswith(" band") else {
+            "caption": "Success rate E[r], exact, mean of the seeds (a probability)"}}
+    for trace in fig.data[-2:]:  # levels: one column, not the same number at every step
+        trace.meta = {"table": {"caption": "The two levels drawn across: success rate (a probability)", "corner": "",
+                                "header": ["at every step"] * len(steps)}}
     fig.update_xaxes(title_text="RL step")
     fig.update_yaxes(title_text="success rate E[r], exact", range=[0, 1.02])
     figures.base_layout(fig, "", height=460)
@@ -275,13 +290,24 @@ def waiting_for_signal() -> Explorer:
                         showlegend=i == 0, line=dict(color="#1f77b4", width=1.5, dash=dashes[i]),
                         hovertemplate="step %{x}: %{y:.4f}<extra>seed " + str(i) + "</extra>", row=1, col=1)
     fig.data[0].name = f"one line per seed ({SHOWN_SEEDS} of {len(HARD_SEEDS)})"
+    for i, trace in enumerate(fig.data):
+        trace.meta = {"table": {"name": f"seed {i}" if i < SHOWN_SEEDS else trace.name, "corner": "RL step k",
+                                "caption": "Each run's success: exact success probability on the hard prompt"}}
     fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines", name=f"mean of {len(HARD_SEEDS)} seeds",
-                    line=dict(color="#222", width=3), row=1, col=1)
+                    line=dict(color="#222", width=3), hovertemplate="step %{x}: %{y:.4f}<extra>mean</extra>", row=1,
+                    col=1)
     fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines", name=f"fraction of {len(HARD_SEEDS)} seeds",
-                    line=dict(color="#d9620b", width=3, shape="hv"), row=2, col=1)
+                    line=dict(color="#d9620b", width=3, shape="hv"),
+                    hovertemplate="step %{x}: %{y:.3f}<extra>waiting</extra>", row=2, col=1)
     fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines", name="exact: (1 − p)^(n·k)",
-                    line=dict(color="#222", width=2, dash="dash"), row=2, col=1)
+                    line=dict(color="#222", width=2, dash="dash"),
+                    hovertemplate="step %{x}: %{y:.3f}<extra>exact</extra>", row=2, col=1)
     fig.update_yaxes(title_text="success probability", type="log", range=[-3, 0.05], dtick=1, row=1, col=1)
+    fig.data[SHOWN_SEEDS].meta = {"table": {"corner": "RL step k",
+                                            "caption": "Each run's success: exact success probability on the hard "
+                                                       "prompt"}}
+    for trace in fig.data[SHOWN_SEEDS + 1:]:
+        trace.meta = {"table": {"caption": "Runs still waiting for a first success: fraction"}}
     fig.update_yaxes(title_text="fraction waiting", range=[0, 1.02], row=2, col=1)
     fig.update_xaxes(title_text="RL step k (RLOO, β = 0)", row=2, col=1)
     figures.base_layout(fig, "", height=640)
@@ -348,6 +374,8 @@ def format_gated() -> Explorer:
     fig.add_scatter(x=steps, y=steps, mode="lines+markers", name="RL after SFT on readable demos",
                     line=dict(color="#2ca02c", width=3), marker=dict(symbol="circle", size=6),
                     hovertemplate="step %{x}: %{y:.3f}<extra>after SFT</extra>")
+    for trace in fig.data:
+        trace.meta = {"table": {"caption": "Expected reward, exact, mean of the seeds (reward units)"}}
     fig.update_xaxes(title_text="RL step (RLOO, n = 4, 5 prompts)")
     fig.update_yaxes(title_text="expected reward (exact)", range=[0, 1.02])
     figures.base_layout(fig, "", height=440)
@@ -435,6 +463,13 @@ def distillation_explorer() -> Explorer:
                             marker=dict(symbol=st["symbol"], size=5, maxdisplayed=11),
                             hovertemplate="step %{x}: %{y:.3f}<extra>" + DISTILL_LABELS[m] + "</extra>",
                             row=row, col=1)
+    for trace in fig.data[:3]:
+        trace.meta = {"table": {"caption": "Credit per token for one response of π_ref (reward units)",
+                                "corner": "position t"}}
+    for trace in fig.data[3:3 + len(distillation.METHODS)]:
+        trace.meta = {"table": {"caption": "Student's task reward E[r] (reward units)", "corner": "step"}}
+    for trace in fig.data[3 + len(distillation.METHODS):]:
+        trace.meta = {"table": {"caption": "Reverse KL to the teacher (nats)", "corner": "step"}}
     fig.update_yaxes(title_text="credit (reward units)", row=1, col=1)
     fig.update_yaxes(title_text="E[r]", range=[0, 1.02], row=2, col=1)
     fig.update_yaxes(title_text="KL (nats)", rangemode="tozero", row=3, col=1)
