@@ -85,3 +85,99 @@ def test_an_update_ends_at_the_clip_or_where_the_equation_puts_it(eps_high):
         assert got == pytest.approx(want, rel=2e-3), (p_old, got, want)
         if p_old > 1 / (1 + eps_high):
             assert got == pytest.approx(clipping.one_token_reach(p_old, 1.0, 0.2, 10.0), abs=1e-12)
+
+
+# -- 4.3: the trust-region explorer's lower panel, the question only moving it answers ------------------------------
+
+def test_a_looser_upper_clip_leaves_less_entropy_in_the_toy_state():
+    """The Try this: from ε_high = 0.1 to 0.6 the entropy after the last update falls at every step of the slider,
+    the rare rewarded token ends lower, and the common rewarded token is ahead sooner (after 5 updates)."""
+    runs = [clipping.train(classical.CLIP_PRIOR, classical.CLIP_REWARDS, 0.2, eps, epochs=classical.CLIP_EPOCHS,
+                           lr=classical.CLIP_LR) for eps in classical.EPS_HIGH]
+    entropy = [-(r.probs[-1] * np.log(r.probs[-1])).sum() for r in runs]  # the mean policy's, a check on the shape
+    assert np.all(np.diff([r.entropy[-1] for r in runs]) < 0) and entropy[0] > entropy[-1]
+    rewarded = np.flatnonzero(classical.CLIP_REWARDS)
+    common, rare = rewarded[np.argmax(np.array(classical.CLIP_PRIOR)[rewarded])], rewarded[-1]
+    assert classical.CLIP_PRIOR[rare] < classical.CLIP_PRIOR[common]
+    assert np.all(np.diff([r.probs[-1, rare] for r in runs]) < 0)
+    assert np.all(np.diff([r.probs[5, common] for r in runs]) > 0)
+    explorer = classical.clipping_explorer()
+    for eps, run in zip(classical.EPS_HIGH, runs, strict=True):
+        out = explorer.compute({"eps_high": eps})
+        assert out["ent_end"][-1] == pytest.approx(run.entropy[-1]) and out["rare_end"][-1] == run.probs[-1, rare]
+
+
+# -- 4.1: why token 2 catches up at τ = 0.1 --------------------------------------------------------------------------
+
+def test_at_a_cold_temperature_the_credit_goes_where_a_rewarded_response_departs_from_the_likeliest():
+    """Try this 1's answer: at τ = 0.1 the likeliest response (built token by token by brute force) misses; of
+    P(reward), most comes from responses that first depart from it at token 2 or at token 4, a little at token 1 and
+    almost none at token 3; and those are the positions that decide the variance."""
+    cold = toy.reference_policy(temperature=0.1)
+    greedy = ()
+    for _ in range(4):
+        probs = [cold.next_token_probs(X, greedy)[a] for a in range(5)]
+        greedy += (max(range(5), key=lambda a: (probs[a], -a)),)
+    assert toy.REWARDS["sum_to_target"](X, greedy) == 0
+    depart = np.zeros(4)
+    for y in np.ndindex(5, 5, 5, 5):
+        if toy.REWARDS["sum_to_target"](X, y):
+            first = next(t for t in range(4) if y[t] != greedy[t])
+            depart[first] += cold.prob(X, y)
+    share = depart / depart.sum()
+    assert share[1] > 0.4 and share[3] > 0.4 and share[0] < 0.15 and share[2] < 1e-4
+    signal, _ = toy.credit_by_position(cold, "sum_to_target", X)
+    assert signal[1] + signal[3] > 0.85 * signal.sum()
+
+
+# -- 4.2: the best constant baseline, and what one failure does --------------------------------------------------------
+
+def brute_scores(policy, prompt):
+    """‖∇_z log π(y|x)‖² for every response, the logits z of one softmax per state, from e_a − π at each state."""
+    out = {}
+    for y in np.ndindex(5, 5, 5, 5):
+        total = 0.0
+        for t in range(4):
+            p = policy.next_token_probs(prompt, y[:t])
+            total += float(((np.eye(5)[y[t]] - p) ** 2).sum())
+        out[y] = total
+    return out
+
+
+def test_the_optimal_baseline_weights_responses_by_their_score_and_beats_v_of_x():
+    from toy.page import easy_hard
+
+    cold = toy.reference_policy("terse", easy_hard.TEMPERATURES[2])
+    s2 = brute_scores(cold, 0)
+    f = toy.REWARDS["sum_to_target"]
+    num = sum(cold.prob(0, y) * f(0, y) * s for y, s in s2.items())
+    den = sum(cold.prob(0, y) * s for y, s in s2.items())
+    b_star = toy.exploration.optimal_baseline(cold, "sum_to_target", 0)
+    assert b_star == pytest.approx(num / den, rel=1e-9)
+    v = toy.value(cold, "sum_to_target", 0)
+    assert b_star < v / 10  # "far below V(x)"
+
+    def noise(b):  # tr Cov(g) for a constant baseline b, by enumeration
+        return sum(cold.prob(0, y) * (f(0, y) - b) ** 2 * s for y, s in s2.items())
+
+    assert all(noise(b_star) <= noise(b) for b in np.linspace(0, 1, 41))
+    m = {b: toy.exploration.gradient_moments(cold, "sum_to_target", 0, b).noise_to_signal
+         for b in ("optimal", "none", "value")}
+    assert m["optimal"] < m["none"] < 1 < m["value"]  # "a little below no baseline at all"
+    assert m["optimal"] > 0.8 * m["none"]
+
+
+def test_a_failures_step_raises_likely_tokens_most_and_can_lower_an_unlikely_one():
+    """The dropdown: a small step −η ∇ log π(a_f | s) at a state (logits of a softmax) changes π(b | s) at the rate
+    π_b (π_b + π_f − Σ π²): positive and largest for the likeliest other token, negative for an unlikely one."""
+    pi = toy.reference_policy()
+    p = pi.next_token_probs(X, ())
+    failed = int(np.argmin(p))  # the failure's first token: an unlikely one
+    z = np.log(p)
+    eta = 1e-6
+    new = np.exp(z - eta * (np.eye(5)[failed] - p))
+    new /= new.sum()
+    change = np.delete(new - p, failed)
+    others = np.delete(p, failed)
+    assert change[np.argmax(others)] == max(change) > 0
+    assert min(change) < 0
