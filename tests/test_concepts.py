@@ -165,3 +165,19 @@ def test_bad_input_is_refused_in_words():
         concepts.q_values(PI, "sum_to_target", X, (1, 2, 3, 4))
     with pytest.raises(ValueError, match="response"):
         concepts.step_rewards("sum_to_target", X, (1, 7))
+
+
+def test_the_score_of_a_free_softmax_is_the_indicator_minus_the_distribution():
+    """The page: ∂ log π(a | s)/∂θ_{s,b} = [a = b] − π(b | s), and 0 for the logits of any other state."""
+    tab = toy.TabularPolicy.from_policy(PI)
+    s, a, h = (3, 1), 4, 1e-6
+    i = toy.PROMPTS.index(X)
+    p = tab.next_token_probs(X, s)
+    for b in range(5):
+        for state in (s, (3, 2)):
+            bumped = [np.array(z) for z in tab.logits]
+            bumped[len(state)][(i,) + state + (b,)] += h
+            moved = toy.TabularPolicy(bumped)
+            got = (np.log(moved.next_token_probs(X, s)[a]) - np.log(p[a])) / h
+            want = (a == b) - p[b] if state == s else 0.0
+            assert got == pytest.approx(want, abs=1e-5)
