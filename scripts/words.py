@@ -40,6 +40,7 @@ def main_path(markdown: str) -> str:
     markdown = re.sub(r"<!--.*?-->", " ", markdown, flags=re.S)
     markdown = re.sub(r"<details.*?</details>", " ", markdown, flags=re.S | re.I)
     markdown = re.sub(r"\$\$.*?\$\$", " ", markdown, flags=re.S)
+    markdown = re.sub(r"^\([\w:.-]+\)=[ \t]*$", " ", markdown, flags=re.M)  # a MyST label: a link's target, not read
     kept: list[str] = []
     stack: list[tuple[str, bool]] = []  # (fence, folded)
     lines = markdown.split("\n")

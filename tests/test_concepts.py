@@ -42,7 +42,7 @@ def test_q_is_the_mean_reward_after_the_action_and_v_the_policy_average_of_q(pre
         np.testing.assert_allclose(pi.next_token_probs(X, s) @ Q, brute.value(pi, f, X, s), atol=1e-12)
 
 
-def test_the_bellman_gap_the_page_quotes_is_rounding_error_over_the_whole_tree():
+def test_the_bellman_relation_holds_at_every_state_against_enumeration():
     gap = max(abs(PI.next_token_probs(X, p) @ concepts.q_values(PI, "sum_to_target", X, p)
                   - brute.value(PI, SUM, X, p))
               for d in range(PI.length) for p in itertools.product(range(5), repeat=d))
@@ -151,6 +151,24 @@ def test_ppo_run_is_train_ppo_and_heads_for_the_optimum_without_passing_it():
     # the optimum is the largest E[r] − β·KL over policies: π* beats π_ref and the trained policy's mean objective
     best_r, best_kl = toy.train.optimum_metrics(0.05)
     assert run.optimum == pytest.approx(best_r - 0.05 * best_kl)
+    # the page: PPO ends with less reward and more KL than π* (its E[r] and KL by enumeration below)
+    assert run.reward[-1] < best_r and run.kl[-1] > best_kl
+
+
+def test_the_optimum_the_page_quotes_is_pi_ref_tilted_by_exp_r_over_beta():
+    """π*(y | x) ∝ π_ref(y | x)·exp(r(x, y)/β) over every response, its E[r] and KL(π* ‖ π_ref) averaged over
+    the prompts, against toy.train.optimum_metrics."""
+    beta, rewards, kls = 0.05, [], []
+    for x in toy.PROMPTS:
+        ys = list(itertools.product(range(5), repeat=PI.length))
+        p_ref = np.array([np.prod([PI.next_token_probs(x, y[:t])[y[t]] for t in range(len(y))]) for y in ys])
+        r = np.array([SUM(x, y) for y in ys], dtype=float)
+        p_star = p_ref * np.exp(r / beta)
+        p_star /= p_star.sum()
+        rewards.append(p_star @ r)
+        kls.append(p_star @ np.log(p_star / p_ref))
+    got_r, got_kl = toy.train.optimum_metrics(beta)
+    assert got_r == pytest.approx(np.mean(rewards), abs=1e-9) and got_kl == pytest.approx(np.mean(kls), abs=1e-9)
 
 
 def test_bad_input_is_refused_in_words():
