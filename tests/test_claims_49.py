@@ -1,4 +1,4 @@
-"""Claims written for issue 49 in 4.1 to 4.3, each against an independent computation."""
+"""Claims written for issue 49 in 4.1 to 4.5, each against an independent computation."""
 
 import math
 
@@ -181,3 +181,53 @@ def test_a_failures_step_raises_likely_tokens_most_and_can_lower_an_unlikely_one
     others = np.delete(p, failed)
     assert change[np.argmax(others)] == max(change) > 0
     assert min(change) < 0
+
+
+# -- 4.2: the long-credit explorer's Markov policy -----------------------------------------------------------------
+
+def test_the_markov_policy_most_often_writes_p_plus_1_and_never_aims_at_the_target():
+    """Its every next-token distribution is a row of one table indexed by the previous digit: the prompt (the target)
+    enters only as the first 'previous digit', and later tokens do not depend on the prompt at all. After every
+    digit p, p + 1 is the likeliest next digit, though not always above one half (so 'most often', not 'mostly')."""
+    m = toy.longrun.MarkovPolicy()
+    big = m.bigram(4)
+    rng = np.random.default_rng(0)
+    for x in toy.PROMPTS:
+        np.testing.assert_allclose(big.next_token_probs(x, ()), m.transition[x], atol=1e-12)
+        for _ in range(10):
+            prefix = tuple(int(a) for a in rng.integers(0, 5, size=int(rng.integers(1, 4))))
+            for other in toy.PROMPTS:  # the target changes nothing once a token is written
+                np.testing.assert_allclose(big.next_token_probs(other, prefix), m.transition[prefix[-1]], atol=1e-12)
+    for p in range(5):
+        assert int(np.argmax(m.transition[p])) == (p + 1) % 5
+    assert min(m.transition[p, (p + 1) % 5] for p in range(5)) < 0.5
+
+
+# -- 4.5: a KL term in the loss, GRPO's k3, follows the forward KL's gradient ---------------------------------------
+
+def test_the_k3_term_in_the_loss_has_the_forward_kls_gradient_not_the_objectives():
+    """One state, a softmax over 5 logits θ. GRPO's per-token k3 = π_ref/π − 1 − log(π_ref/π), differentiated at
+    tokens sampled from π (the sampling not differentiated), has expected gradient Σ_a π(a) ∇k3(a). Against finite
+    differences: it equals ∇ KL(π_ref ‖ π_θ) and differs from ∇ KL(π_θ ‖ π_ref)."""
+    rng = np.random.default_rng(3)
+    theta, ref = rng.normal(size=5), rng.dirichlet(np.ones(5))
+
+    def probs(t):
+        e = np.exp(t - t.max())
+        return e / e.sum()
+
+    def k3(t, a):
+        ratio = ref[a] / probs(t)[a]
+        return ratio - 1 - math.log(ratio)
+
+    def grad(f, t, h=1e-6):
+        return np.array([(f(t + h * e) - f(t - h * e)) / (2 * h) for e in np.eye(len(t))])
+
+    pi = probs(theta)
+    loss_grad = sum(pi[a] * grad(lambda t, a=a: k3(t, a), theta) for a in range(5))
+    forward = grad(lambda t: float(ref @ np.log(ref / probs(t))), theta)
+    reverse = grad(lambda t: float(probs(t) @ np.log(probs(t) / ref)), theta)
+    np.testing.assert_allclose(loss_grad, forward, atol=1e-7)
+    assert np.max(np.abs(loss_grad - reverse)) > 1e-2
+    # and its expected value is the reverse KL (why k3 is used as an estimator of the objective's KL)
+    assert pi @ np.array([k3(theta, a) for a in range(5)]) == pytest.approx(float(pi @ np.log(pi / ref)), abs=1e-12)
