@@ -35,7 +35,9 @@ SOLUTION_FENCE = re.compile(r"^```\{solution\} (\S+)\n(?::[^\n]*\n)*\n?(.*?)^```
 
 
 def book_notebooks() -> list[Path]:
-    return sorted(p for p in CHAPTERS.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+    """The section notebooks (4.1 to 4.5), which hold the exercises; the optional pages (key concepts, review)
+    hold none and are not part of the course."""
+    return sorted(p for p in CHAPTERS.rglob("4.*.ipynb") if ".ipynb_checkpoints" not in p.parts)
 
 
 def strip_outputs(nb) -> None:

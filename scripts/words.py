@@ -1,10 +1,13 @@
 """Print the chapter's main-path words per section, and the total.
 
-The main path is what a reader reads going straight down a page: the prose of its Markdown cells, outside
+The main path is what a reader reads going straight down a section's page: the prose of its Markdown cells, outside
 exercises, solutions, folded boxes (``{dropdown}``, any directive with ``:class: dropdown``, ``<details>``),
 code (fenced blocks and code cells) and display math. A quoted number (``{eval}`toy.quote(...)` ``) counts as
 one word, and a word is a run of characters holding a letter or a digit. Markdown cells tagged ``remove-cell``
 (a student's written answer) are not on the page.
+
+The chapter's optional pages (``OPTIONAL``: the key concepts a newcomer opens before 4.3 or from a link, and the
+review a reader opens at the end) are counted on their own, outside the main path's total.
 
     .venv/bin/python scripts/words.py            # a table, per section and in all
     .venv/bin/python scripts/words.py --json     # the same as JSON
@@ -23,6 +26,8 @@ FENCE = re.compile(r"^(\s*)(`{3,}|~{3,}|:{3,})\s*(\{([\w-]+)\})?(.*)$")
 EVAL = re.compile(r"\{eval\}`[^`]*`")
 ROLE = re.compile(r"\{[\w:-]+\}`([^`]*)`")
 WORD = re.compile(r"[^\W_]", re.UNICODE)
+OPTIONAL = ("key-concepts", "review")
+"""Pages a reader opens on purpose, not on the main path: counted apart (``optional_counts``)."""
 
 
 def _source(cell) -> str:
@@ -35,6 +40,7 @@ def main_path(markdown: str) -> str:
     markdown = re.sub(r"<!--.*?-->", " ", markdown, flags=re.S)
     markdown = re.sub(r"<details.*?</details>", " ", markdown, flags=re.S | re.I)
     markdown = re.sub(r"\$\$.*?\$\$", " ", markdown, flags=re.S)
+    markdown = re.sub(r"^\([\w:.-]+\)=[ \t]*$", " ", markdown, flags=re.M)  # a MyST label: a link's target, not read
     kept: list[str] = []
     stack: list[tuple[str, bool]] = []  # (fence, folded)
     lines = markdown.split("\n")
@@ -92,21 +98,34 @@ def section_words(path: Path) -> int:
     return total
 
 
+def _pages() -> list[Path]:
+    return sorted(CHAPTER.glob("*.ipynb")) + sorted(CHAPTER.glob("*.md"))
+
+
 def counts() -> dict[str, int]:
-    pages = sorted(CHAPTER.glob("*.ipynb")) + sorted(CHAPTER.glob("*.md"))
-    return {page.stem: section_words(page) for page in pages}
+    """Main-path words of the opening page and each section (the optional pages left out)."""
+    return {page.stem: section_words(page) for page in _pages() if page.stem not in OPTIONAL}
+
+
+def optional_counts() -> dict[str, int]:
+    """The same count for the optional pages, which the main path's total leaves out."""
+    return {page.stem: section_words(page) for page in _pages() if page.stem in OPTIONAL}
 
 
 def main(argv: list[str]) -> None:
-    result = counts()
+    result, optional = counts(), optional_counts()
     total = sum(result.values())
     if "--json" in argv:
-        print(json.dumps({"sections": result, "total": total}, indent=1))
+        print(json.dumps({"sections": result, "total": total, "optional": optional}, indent=1))
         return
-    width = max(len(name) for name in result)
+    width = max(len(name) for name in [*result, *optional, "optional pages (not in the total)"])
     for name, n in result.items():
         print(f"{name:<{width}}  {n:>6,}")
     print(f"{'total':<{width}}  {total:>6,}")
+    if optional:
+        print("optional pages (not in the total)")
+        for name, n in optional.items():
+            print(f"{name:<{width}}  {n:>6,}")
 
 
 if __name__ == "__main__":

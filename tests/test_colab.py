@@ -130,7 +130,8 @@ def test_the_built_books_colab_editions_read_like_its_pages(built_site, notebook
         for value in got.groups():
             assert value in text, f"{notebook.name}: the edition quotes {value!r}, which its page does not show"
         quoted += len(names)
-    assert quoted > 10, f"{notebook.name}: only {quoted} quoted numbers"
+    if notebook.stem != "review":  # the chapter review quotes no number: its links lead to the figures
+        assert quoted > 10, f"{notebook.name}: only {quoted} quoted numbers"
     # the page's Colab button opens this edition from the branch the site is published to; no repository, no button
     button = re.search(r'https://colab\.research\.google\.com/github/[^"]+/blob/gh-pages/_colab/'
                        + re.escape(page) + r'\.ipynb', html)

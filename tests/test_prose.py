@@ -129,7 +129,8 @@ def test_solutions_are_collapsed_in_both_views(path):
                     assert after.metadata.get("jupyter", {}).get("source_hidden") is True, after.id
                     assert "hide-input" in after.metadata["tags"], after.id
     exercises = sum(bool(re.search(r"\{exercise\}", c.source)) for c in markdown(nb))
-    assert exercises > 0 and solutions > 0, f"{path.name}: no exercises or solutions found"
+    if path.name.startswith("4."):  # a section; the optional pages (key concepts, review) have no exercises
+        assert exercises > 0 and solutions > 0, f"{path.name}: no exercises or solutions found"
 
 
 def test_quote_formats_once_and_shows_no_quotes():

@@ -322,10 +322,16 @@ def test_41_telescope_is_the_reward_minus_the_value_by_brute_force():
         assert q.spec(s)["answer"] == [pytest.approx(want, abs=1e-9)]
 
 
-def test_41_predict_under_a_uniform_prior_is_all_on_the_last_token():
+def test_41_predict_under_a_uniform_prior_spreads_the_count_rewards_credit_evenly():
+    """The book's setting (issue 49: the count reward, which no Try this or dropdown above the exercise answers): each
+    token is the target with probability 1/5 on its own, so every blue bar is p(1 − p) and every orange one three
+    times that. The sum reward, which Try this 3 and the prior dropdown answer, is still a student's possible draw."""
     q = Q.QUESTIONS["ex-4-1-predict"]
-    p = 1 / 5  # a uniform last token repairs any prefix with probability 1/5
-    assert q.spec()["answer"] == pytest.approx([0, 0, 0, p * (1 - p), p * (1 - p), p * (1 - p), p * (1 - p), 0])
+    p = 1 / 5
+    assert q.spec()["answer"] == pytest.approx([p * (1 - p)] * 4 + [3 * p * (1 - p)] * 4)
+    sum_setting = {"preset": "uniform", "temperature": 1.0, "reward": "sum_to_target"}
+    assert q.spec(sum_setting)["answer"] == pytest.approx([0, 0, 0, p * (1 - p), p * (1 - p), p * (1 - p),
+                                                           p * (1 - p), 0])
     policy = toy.reference_policy("uniform", 1.0)
     for reward_name in sorted({q.instance(student)["reward"] for student in NAMES}):
         reward = toy.get_reward(reward_name)

@@ -77,3 +77,16 @@ def test_seed_counts_and_ranges_stay_in_the_folded_boxes():
     for page in sorted(words.CHAPTER.glob("4.[2-5]-*.ipynb")):
         found = [m.group(0) for m in SEED_EVIDENCE.finditer(main_path_of(page))]
         assert found == [], (page.stem, found)
+
+
+def test_the_optional_pages_are_counted_apart_and_sit_where_a_reader_opens_them():
+    """Issue 49: the key concepts (before 4.3) and the review (after 4.5) are pages a reader opens on purpose, so
+    their words are counted on their own and not in the main path's total."""
+    optional = words.optional_counts()
+    assert "key-concepts" in optional and set(optional) <= set(words.OPTIONAL), optional
+    assert not set(optional) & set(words.counts())
+    assert all(n > 0 for n in optional.values()), optional
+    toc = (ROOT / "_toc.yml").read_text()
+    assert toc.index("key-concepts") < toc.index("4.3-classical-vs-llm-rl")
+    if "review" in optional:
+        assert toc.index("review") > toc.index("4.5-connections")

@@ -8,6 +8,7 @@ and advantage is computed exactly by enumerating the prefix tree (see ``toy.exac
 from . import (
     bootstrap,
     clipping,
+    concepts,
     critic,
     discount,
     distillation,
@@ -58,7 +59,7 @@ __all__ = [
     "exercises", "explorers", "figures", "kl", "montecarlo", "trust_region", "critic",
     "estimators", "gae", "gae_discount", "imitation", "ppo", "recipes", "sft", "train",
     "bootstrap", "clipping", "discount", "distillation", "exploration", "fates", "format_gate", "longrun", "offpolicy",
-    "prefix_tree", "resets", "reward_models", "seeds",
+    "prefix_tree", "resets", "reward_models", "seeds", "concepts",
     "EOS", "HABITS", "HABIT_RANGE", "PRESETS", "PROMPTS", "RESPONSE_LENGTH", "REWARDS", "VOCAB_SIZE",
     "BigramPolicy", "HabitPolicy", "Policy", "TabularPolicy",
     "advantage_table", "credit_by_position", "get_reward", "reference_policy", "reward_table",

@@ -86,9 +86,10 @@ class GradientMoments(NamedTuple):
 
 
 def gradient_moments(policy: Policy, reward, prompt, baseline: str = "value") -> GradientMoments:
-    """‖∇J‖² and tr Cov(g) for g = (r − b) ∇_z log π(y | x), exactly, with b = V(x) (``"value"``) or 0 (``"none"``)."""
+    """‖∇J‖² and tr Cov(g) for g = (r − b) ∇_z log π(y | x), exactly, with b = V(x) (``"value"``), 0 (``"none"``)
+    or the variance-minimising constant b* = E[r ‖∇ log π‖²] / E[‖∇ log π‖²] (``"optimal"``, ``optimal_baseline``)."""
     _check_policy(policy)
-    checks.choose("baseline", baseline, {"value": 0, "none": 0})
+    checks.choose("baseline", baseline, {"value": 0, "none": 0, "optimal": 0})
     x = check_prompt(prompt)
     L = policy.length
     probs = [policy.prefix_probs(x, t) for t in range(L)]
@@ -103,6 +104,25 @@ def gradient_moments(policy: Policy, reward, prompt, baseline: str = "value") ->
         block = 1.0 - 2.0 * probs[t] + (probs[t] ** 2).sum(axis=-1, keepdims=True)
         score_sq = score_sq[..., None] + block
         reach = reach[..., None] * probs[t]
-    b = float(V[0]) if baseline == "value" else 0.0
+    if baseline == "optimal":
+        b = float((reach * V[L] * score_sq).sum() / (reach * score_sq).sum())
+    else:
+        b = float(V[0]) if baseline == "value" else 0.0
     second = float((reach * (V[L] - b) ** 2 * score_sq).sum())
     return GradientMoments(signal, max(second - signal, 0.0))
+
+
+def optimal_baseline(policy: Policy, reward, prompt) -> float:
+    """The constant baseline with the least tr Cov(g): b* = E[r ‖∇_z log π(y|x)‖²] / E[‖∇_z log π(y|x)‖²], for the
+    logits z of one softmax per state. It weights each response by the size of its score, so it differs from V(x)
+    when rewarded and unrewarded responses have scores of different sizes."""
+    _check_policy(policy)
+    x = check_prompt(prompt)
+    L = policy.length
+    probs = [policy.prefix_probs(x, t) for t in range(L)]
+    reach, score_sq = np.ones(()), np.zeros(())
+    for t in range(L):
+        score_sq = score_sq[..., None] + 1.0 - 2.0 * probs[t] + (probs[t] ** 2).sum(axis=-1, keepdims=True)
+        reach = reach[..., None] * probs[t]
+    r = reward_table(reward, x, L, policy.n_actions)
+    return float((reach * r * score_sq).sum() / (reach * score_sq).sum())

@@ -130,7 +130,8 @@ def test_every_notebook_reads_like_its_page(bt, browser, tmp_path, chapter_noteb
     by_id = {c.id: c for c in source.cells}
     solutions = [c for c in cells if c["type"] == "markdown" and "Solution to" in c["text"]]
     exercises = [c for c in cells if c["type"] == "markdown" and re.search(r"Exercise \d", c["text"])]
-    assert exercises and solutions, f"{path.name}: no exercise or solution blocks rendered"
+    if path.name.startswith("4."):  # a section; the optional pages (key concepts, review) have no exercises
+        assert exercises and solutions, f"{path.name}: no exercise or solution blocks rendered"
     for c in solutions:
         assert c["details"] and not any(c["details"]), f"{path.name}, {c['id']}: a solution is open"
     for c in cells:

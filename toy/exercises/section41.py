@@ -113,7 +113,7 @@ question("ex-4-1-predict", "ex-4-1-predict",
          "Under π_ref = {preset} and the {reward} reward (Figure 4.1's lower panel, τ = {temperature}): the four "
          "blue bars E[A_t²], then the four orange ones.",
          "numbers", _credit_bars,
-         {"preset": "uniform", "temperature": 1.0, "reward": "sum_to_target"},
+         {"preset": "uniform", "temperature": 1.0, "reward": "count_target"},
          draw=lambda rng: {"preset": "uniform", "temperature": 1.0, "reward": str(rng.choice(sorted(REWARDS)))},
          labels=tuple(f"blue {t}" for t in range(1, 5)) + tuple(f"orange {t}" for t in range(1, 5)),
          tolerance=0.005, predict=True,

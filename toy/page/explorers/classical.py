@@ -238,6 +238,15 @@ def boot_errors(features: str, n: int, reward: str = "sum_to_target", prompt: in
     return out
 
 
+def boot_rewarded(n: int, reward: str = "sum_to_target", prompt: int = 2, seed: int = 0) -> int:
+    """How many of the ``n`` responses ``boot_errors`` fits its critic to earn a nonzero reward. With none, every
+    critic fits 0 everywhere, so its errors are the same for every such n."""
+    policy = reference_policy()
+    prompt = check_prompt(prompt)
+    ys = policy.sample(prompt, int(n), rng=np.random.default_rng(seed))
+    return int(np.count_nonzero(reward_table(reward, prompt, policy.length, policy.n_actions)[tuple(ys.T)]))
+
+
 @reused
 def bootstrap_explorer(prompt: int = 2) -> Explorer:
     """Bias² and variance of λ-return targets (λ = 0: TD(0); λ = 1: Monte Carlo) for a critic fitted to N responses
@@ -252,7 +261,8 @@ def bootstrap_explorer(prompt: int = 2) -> Explorer:
         var = e[:, 1] / state["averaged"]
         mse = e[:, 0] + var
         best = int(np.argmin(mse))
-        return dict(bias=e[:, 0], var=var, mse=mse, best_lam=[LAMBDAS[best]], mse0=[mse[0]], mse1=[mse[-1]])
+        return dict(bias=e[:, 0], var=var, mse=mse, best_lam=[LAMBDAS[best]], mse0=[mse[0]], mse1=[mse[-1]],
+                    rewarded=[boot_rewarded(int(state["n"]), state["reward"], prompt, 0)])
 
     deps = ("features", "n", "reward", "averaged")
     fig = _error_figure("λ", LAMBDAS, ("bias²: the critic's error, passed on", "variance / n: noise left",
@@ -265,15 +275,19 @@ def bootstrap_explorer(prompt: int = 2) -> Explorer:
                   slider("n", "Responses the critic was fitted to", BOOT_SIZES, 32, fmt="{:,.0f}"),
                   slider("averaged", "Targets averaged per state n", AVERAGED, 1, fmt="{:.0f}"),
                   dropdown("reward", "Reward", REWARD_LABELS, "sum_to_target")],
-        outputs=dict(bias=deps, var=deps, mse=deps, best_lam=deps, mse0=deps, mse1=deps),
+        outputs=dict(bias=deps, var=deps, mse=deps, best_lam=deps, mse0=deps, mse1=deps,
+                     rewarded=("n", "reward")),
         compute=compute, figure=fig,
         traces=[(0, "y", ["bias"]), (1, "y", ["var"]), (2, "y", ["mse"])],
-        layout={"title.text": "{features} critic fitted to {n} responses, {averaged} target(s) averaged: MSE "
+        layout={"title.text": "{features} critic fitted to {n} responses ({rewarded:.0f} rewarded), {averaged} "
+                              "target(s) averaged: MSE "
                               "{mse0:.4f} with TD(0), {mse1:.4f} with Monte Carlo; lowest at λ = {best_lam:.2f}"},
         caption=f"Prompt {prompt}, pretrained π_ref at τ = 1. The critic is fitted to one sample of N responses "
                 "(seed 0): one run, whose comparisons the page repeats over 20 seeds (folded below). Bias and "
                 "variance are exact (enumerating completions), averaged over positions and the states π visits; "
-                "averaging n independent targets divides the variance by n.",
+                "averaging n independent targets divides the variance by n. While none of the N responses is "
+                "rewarded (the title counts them), every critic fits 0 everywhere, so its errors stay the same "
+                "as N grows.",
     )
 
 
