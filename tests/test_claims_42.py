@@ -404,6 +404,7 @@ def test_every_reward_model_refuses_a_response_of_the_wrong_length_or_vocabulary
         toy.reward_models.ProxyReward: (ProxyReward(pi, "sum_to_target", 2, 30), [(1,), (1, 2, 3, 4), (1, 9, 1)]),
         toy.discount.DiscountedReward: (toy.discount.DiscountedReward("sum_to_target", 0.9, 3),
                                         [(1, 2, 3, 4), (1, 9, 1), (1, toy.EOS)]),
+        toy.discount.ShiftedReward: (toy.discount.ShiftedReward("sum_to_target", -1.0), [(1, 9, 1), (1, 2, 3, 4, 5)]),
     }
     assert _reward_model_classes() == set(made)
     for reward, bad in made.values():

@@ -200,6 +200,7 @@ class KnobTable:
                "vertical-align: top; overflow-wrap: anywhere; } "
                f".{uid} th {{ background: #eee; }} .{uid} code {{ font-size: 0.95em; }} "
                f".{uid} summary {{ cursor: pointer; font-weight: 600; }} "
+               f"html[data-theme=dark] .{uid} {{ color: var(--pst-color-text-base, #ced6dd); }} "
                f"html[data-theme=dark] .{uid} th {{ background: #2b2b2b; }} "
                f"html[data-theme=dark] .{uid} th, html[data-theme=dark] .{uid} td {{ border-color: #555; }}")
         heads = ["In the book"] + [f"{p.name} ({p.version})" for p in PROJECTS.values()]
