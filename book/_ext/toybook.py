@@ -344,10 +344,16 @@ def _preload_math_fonts(context):
     body, css = context.get("body", ""), context.get("css_files") or []
     if not any(os.fspath(c.filename).split("?")[0].endswith("katex/katex.min.css") for c in css):
         return
-    links = "".join(f'<link rel="preload" as="font" type="font/woff2" crossorigin="anonymous" '
-                    f'href="{context["pathto"]("_static/katex/fonts/" + font + ".woff2", 1)}" />\n'
-                    for cls, font in MATH_FONTS if cls in body)
-    context["metatags"] = context.get("metatags", "") + links
+    hrefs = [context["pathto"]("_static/katex/fonts/" + font + ".woff2", 1) for cls, font in MATH_FONTS if cls in body]
+    if not hrefs:
+        return
+    # added by a script, and only over http(s): a page opened from the disk (file://) cannot make the CORS request a
+    # font preload is, and would log a failed request
+    script = ("<script>(function () { if (!/^https?:$/.test(location.protocol)) return; "
+              f"for (const href of {json.dumps(hrefs)}) {{ const l = document.createElement('link'); "
+              "l.rel = 'preload'; l.as = 'font'; l.type = 'font/woff2'; l.crossOrigin = 'anonymous'; l.href = href; "
+              "document.head.appendChild(l); } })();</script>\n")
+    context["metatags"] = context.get("metatags", "") + script
 
 
 def _page_assets(app, pagename, templatename, context, doctree):
