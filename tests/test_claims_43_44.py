@@ -539,7 +539,7 @@ def test_the_step_budget_the_common_tokens_growth_depends_on_is_stated():
     assert spec["answer"][1] == pytest.approx(100 * (grown[1] - common) / common, abs=1e-6)
     assert f"add up to {budget:g}" in classical.clipping_explorer().caption
     quote = 'toy.quote("reach_budget", "g")'
-    for needle in ("until the clip\nstops it", 'toy.quote("reach_common"', 'toy.quote("ex_clip_last"'):
+    for needle in ('toy.quote("reach_common"', 'toy.quote("ex_clip_last"'):
         assert quote in paragraph_with(NB43, needle), needle
     assert quote in next(c for c in markdown(NB43) if ":label: ex-4-3-clip\n" in c)
     assert 'toy.glue("reach_budget", toy.clipping.REACH_BUDGET' in code(NB43)

@@ -46,7 +46,7 @@ DEFAULT_FORMAT = ".4g"
 
 _FIELD = re.compile(r"%\{(\w+)(?:\.\w+)*(?:\[\d+\])?(?::([^}]*))?\}")
 _SPEC = re.compile(r",?(?:\.\d+)?[fge%]?")
-_SUPERSCRIPT = str.maketrans("0123456789+-−()n", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁻⁽⁾ⁿ")
+_PLAIN, _SUPERSCRIPT = "0123456789+-−()n", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁻⁽⁾ⁿ"  # (plain strings: the sandbox mirrors toy's constants)
 
 
 def plain_text(text) -> str:
@@ -57,7 +57,8 @@ def plain_text(text) -> str:
 
     def sup(m):
         inner = m.group(1)
-        return inner.translate(_SUPERSCRIPT) if all(c in "0123456789+-−()n" for c in inner) else f"^({inner})"
+        plain = all(c in _PLAIN for c in inner)
+        return inner.translate(str.maketrans(_PLAIN, _SUPERSCRIPT)) if plain else f"^({inner})"
 
     text = re.sub(r"<sup>(.*?)</sup>", sup, text)
     return html.unescape(re.sub(r"<[^>]*>", "", text)).strip()
