@@ -5,13 +5,12 @@ in each test's docstring with the glued numbers left out (…).
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 
 import pytest
 
 import toy
+from tests.test_claims_43_44 import paragraph_with
 from toy.discount import ShiftedReward, discounted_optimum, mean_length
 
 CHAPTER = Path(__file__).resolve().parents[1] / "chapters" / "04-the-llm-as-a-policy"
@@ -21,17 +20,6 @@ NB45 = CHAPTER / "4.5-connections.ipynb"
 X = 2
 
 
-def markdown(path: Path) -> list[str]:
-    return ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "markdown"]
-
-
-def paragraph_with(path: Path, needle: str) -> str:
-    """The first paragraph of the notebook's Markdown that contains ``needle``."""
-    for cell in markdown(path):
-        for par in re.split(r"\n\s*\n", cell):
-            if needle in par:
-                return par
-    raise AssertionError(f"{path.name}: no paragraph contains {needle!r}")
 
 
 def row(concept: str) -> toy.fates.Row:
