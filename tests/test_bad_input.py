@@ -35,6 +35,7 @@ from toy import (
     batching,
     bootstrap,
     clipping,
+    concepts,
     critic,
     discount,
     distillation,
@@ -285,6 +286,45 @@ CASES: dict[str, Case] = {
     "toy.imitation.simulated_cost": Case(
         imitation.simulated_cost, dict(eps=0.1, horizon=10, episodes=20, rng=0),
         dict(eps=UNIT, horizon=COUNT + [10**10], episodes=COUNT + [10**10], rng=RNG)),
+    # -- concepts (the key concepts page's worked examples) ----------------------------------------------------
+    "toy.concepts.step_rewards": Case(
+        concepts.step_rewards, dict(reward="sum_to_target", prompt=2, response=(1, 1)),
+        dict(reward=REWARD, prompt=PROMPT, response=[(), (9,), "12", None, (1.5,), (-1,)])),
+    "toy.concepts.returns": Case(concepts.returns, dict(rewards=[0.0, 1.0], gamma=0.9),
+                                 dict(rewards=array_bad([0.0, 1.0], [(), (2, 2)]), gamma=UNIT)),
+    "toy.concepts.state_values": Case(
+        concepts.state_values, dict(policy=PI, reward="sum_to_target", prompt=2, response=(1, 1)),
+        dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, response=[(1,), (1, 9), "12", None])),
+    "toy.concepts.q_values": Case(
+        concepts.q_values, dict(policy=PI, reward="sum_to_target", prompt=2, prefix=(1,)),
+        dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, prefix=prefix_bad(PI) + [(1, 1)])),
+    "toy.concepts.td_errors": Case(
+        concepts.td_errors, dict(rewards=[0.0, 1.0], critic_values=[0.5, 0.5], gamma=1.0),
+        dict(rewards=array_bad([0.0, 1.0], [()]), critic_values=array_bad([0.5, 0.5], [(3,)]), gamma=UNIT)),
+    "toy.concepts.n_step_return": Case(
+        concepts.n_step_return, dict(rewards=[0.0, 1.0], critic_values=[0.5, 0.5], t=0, n=1, gamma=1.0),
+        dict(rewards=array_bad([0.0, 1.0], [()]), critic_values=array_bad([0.5, 0.5], [(3,)]),
+             t=[-1, 2, 2.5, "0", None, True], n=COUNT, gamma=UNIT)),  # n past the end: the return
+    "toy.concepts.lambda_return": Case(
+        concepts.lambda_return, dict(rewards=[0.0, 1.0], critic_values=[0.5, 0.5], t=0, lam=0.5, gamma=1.0),
+        dict(rewards=array_bad([0.0, 1.0], [()]), critic_values=array_bad([0.5, 0.5], [(3,)]),
+             t=[-1, 2, 2.5, "0", None, True], lam=UNIT, gamma=UNIT)),
+    "toy.concepts.gae_from_lambda_returns": Case(
+        concepts.gae_from_lambda_returns, dict(rewards=[0.0, 1.0], critic_values=[0.5, 0.5], lam=0.5, gamma=1.0),
+        dict(rewards=array_bad([0.0, 1.0], [()]), critic_values=array_bad([0.5, 0.5], [(3,)]), lam=UNIT,
+             gamma=UNIT)),
+    "toy.concepts.token_ratios": Case(
+        concepts.token_ratios, dict(new=TAB, old=PI, prompt=2, response=(1, 1)),
+        dict(new=POLICY + [LONG_EOS, PI3], old=POLICY + [PI3], prompt=PROMPT, response=[(1,), (1, 9), "12", None])),
+    "toy.concepts.reweighted_mean": Case(
+        concepts.reweighted_mean, dict(new=TAB, old=PI, reward="sum_to_target", prompt=2, n=10, rng=0),
+        dict(new=POLICY + [LONG_EOS, PI3], old=POLICY + [PI3], reward=REWARD, prompt=PROMPT, n=COUNT + HUGE,
+             rng=RNG)),
+    "toy.concepts.ppo_run": Case(
+        concepts.ppo_run, dict(steps=1, group_size=2, seeds=(0,)),
+        dict(steps=COUNT + [10**6], group_size=COUNT + [257], beta=[-1.0, NAN, "x", None], epochs=COUNT + [21],
+             clip=UNIT, lam=UNIT, seeds=["x", None, (-1,), (2.5,)], reward=REWARD),
+        names=dict(seeds="seed")),
     # -- gae ---------------------------------------------------------------------------------------------------
     "toy.gae.gae": Case(gae.gae, dict(rewards=[0.0, 1.0], values_=[0.5, 0.5], lam=0.9, gamma=1.0),
                         dict(rewards=array_bad([0.0, 1.0], [(3,), ()]), values_=array_bad([0.5, 0.5], [(3,)]),
@@ -459,6 +499,9 @@ CASES: dict[str, Case] = {
     "toy.exploration.success_probability": Case(
         exploration.success_probability, dict(policy=PI, reward="sum_to_target", prompt=2),
         dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT)),
+    "toy.exploration.optimal_baseline": Case(exploration.optimal_baseline,
+                                             dict(policy=PI, reward="sum_to_target", prompt=2),
+                                             dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT)),
     "toy.exploration.effective_responses": Case(exploration.effective_responses, dict(policy=PI, prompt=2),
                                                 dict(policy=POLICY + [LONG_EOS], prompt=PROMPT)),
     "toy.exploration.first_success_cdf": Case(exploration.first_success_cdf, dict(p=0.1, n=[1, 2, 10]),
@@ -733,10 +776,6 @@ CASES: dict[str, Case] = {
 }
 
 EXEMPT = {
-    "toy.concepts": "the key concepts page's worked examples (issue 49): every argument goes through toy.checks or "
-                    "check_policy, but no CASES rows yet (a gap left in the session that added it)",
-    "toy.exploration.optimal_baseline": "checks its policy and prompt as toy.exploration's other functions do; no "
-                                        "CASES row yet (a gap left in the session that added it)",
     "toy.train.Ascent.step": "per-step interface of toy.train on arrays train builds itself (Ascent's constructor "
                              "checks the user's optimizer and lr)",
     "toy.page.knobs": "a data table of the trainers' setting names, with no user input: tests/test_knobs.py checks "
