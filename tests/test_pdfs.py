@@ -141,7 +141,9 @@ def drawn_texts(kind: str, spec: dict) -> list[str]:
 
 
 def prose(page_html: str) -> str:
-    """The page's text outside its figures' specs and scripts, flattened."""
+    """The page's text outside its figures' specs, scripts and folded numbers tables (their rows name what the
+    figures draw; a closed fold is not printed), flattened."""
+    page_html = re.sub(r'<details class="toy-explorer-table">.*?</details>', "", page_html, flags=re.S)
     return flat(html_text(re.sub(r"<(script|style)\b.*?</\1>", "", page_html, flags=re.S)))
 
 

@@ -433,7 +433,9 @@ def _outline(printed: Print, reader, dests: dict) -> list[tuple]:
     bookmark of the same text is, else where the heading before it is."""
     chromium = _chromium_outline(reader)
     top = float(reader.pages[0].mediabox.top)
-    entries, last, searched, texts = [(1, printed.title, 0, 0.0, top)], (0, 0.0, top), 0, {}
+    entries, last, searched = [(1, printed.title, 0, 0.0, top)], (0, 0.0, top), 0
+    listed = [_flat(h["text"]) for h in printed.headings if 1 < h["level"] <= OUTLINE_LEVELS and h["text"]]
+    texts = {0: _without_contents(_flat(reader.pages[0].extract_text() or ""), listed)}
     for heading in printed.headings:
         if not 1 < heading["level"] <= OUTLINE_LEVELS or not heading["text"]:
             continue
@@ -454,6 +456,18 @@ def _flat(text: str) -> str:
     """Text as compared with a print's: ligatures decomposed, no accents, no whitespace."""
     text = unicodedata.normalize("NFKD", text)
     return "".join(c for c in text if not c.isspace() and unicodedata.category(c) not in ("Mn", "Cc"))
+
+
+def _without_contents(text: str, headings: list[str]) -> str:
+    """A page's flat text without the theme's print-only "Contents" list of the page's ``headings`` (flat), which
+    would count as the headings printed there."""
+    at = text.find("Contents")
+    if at < 0 or not headings or not text.startswith(headings[0], at + len("Contents")):
+        return text
+    rest = text[at + len("Contents"):]
+    for heading in headings:
+        rest = rest[len(heading):] if rest.startswith(heading) else rest
+    return text[:at] + rest
 
 
 def _on_its_page(reader, place: tuple, heading: str, texts: dict) -> tuple:
