@@ -155,9 +155,16 @@ def test_bad_input():
 ALSO_READ = {
     # names the boxes of 4.3 and 4.5 quote beyond the table's, read at the same commits
     "trl/trainer/grpo_config.py": {"use_vllm", "vllm_importance_sampling_clip_max",
-                                   "vllm_importance_sampling_clip_min"},
+                                   "vllm_importance_sampling_clip_min", "learning_rate"},
     "openrlhf/cli/train_ppo_ray.py": {"--algo.advantage.is_correction_threshold"},
     "verl/trainer/config/algorithm/rollout_correction.yaml": {"rollout_is_threshold"},
+    # logged metrics the "starting a run" box names (slashed names are not matched below, but were read too:
+    # TRL's sampling/importance_sampling_ratio/mean, verl's rollout_corr/rollout_is_mean and
+    # rollout_corr/rollout_is_ratio_fraction_high, actor/grad_norm, critic/vf_loss, critic/vf_explained_var)
+    "trl/trainer/grpo_trainer.py": {"frac_reward_zero_std"},  # self._metrics[mode]["frac_reward_zero_std"]
+    "openrlhf/trainer/ppo_utils/experience_maker.py": {"group_reward_std"},  # experience.info[...]
+    "openrlhf/trainer/ray/ppo_actor.py": {"vllm_kl", "grad_norm"},  # experience.info["vllm_kl"], status
+    "verl/trainer/ppo/core_algos.py": {"reinforce_plus_plus"},  # AdvantageEstimator.REINFORCE_PLUS_PLUS's value
 }
 
 
@@ -170,7 +177,7 @@ def test_the_boxes_quote_only_names_that_were_read():
     read = set().union(*(names for _, files in READ.values() for names in files.values()),
                        *ALSO_READ.values())
     boxes = {"4.3-classical-vs-llm-rl.ipynb": ("stale-engines", "critic-scale"),
-             "4.5-connections.ipynb": ("c06", "c18-watch")}
+             "4.5-connections.ipynb": ("c06", "c18-watch", "c18-start", "c18-verdict")}
     quoted = set()
     for name, ids in boxes.items():
         cells = {c.get("id"): "".join(c["source"]) for c in json.loads((chapter / name).read_text())["cells"]}
