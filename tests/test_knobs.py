@@ -18,18 +18,22 @@ READ = {
         "trl/trainer/grpo_config.py": {  # dataclass fields of GRPOConfig
             "beta", "epsilon", "epsilon_high", "num_generations", "scale_rewards", "loss_type", "num_iterations",
             "vllm_importance_sampling_correction", "vllm_importance_sampling_mode"},
-        "trl/experimental/ppo/ppo_config.py": {"gamma", "lam"},  # fields of the experimental PPOConfig
+        "trl/experimental/ppo/ppo_config.py": {  # fields of the experimental PPOConfig
+            "gamma", "lam", "cliprange_value", "vf_coef", "learning_rate"},
     }),
     "verl": ("b178a3cd56f58b2d502255daba591e92833930a7", {
         "verl/trainer/config/_generated_ppo_trainer.yaml": {  # Hydra keys, the whole PPO config flattened
-            "algorithm.use_kl_in_reward", "algorithm.kl_ctrl.kl_coef", "actor_rollout_ref.actor.use_kl_loss",
+            "algorithm.use_kl_in_reward", "algorithm.kl_penalty", "algorithm.kl_ctrl.kl_coef",
+            "actor_rollout_ref.actor.use_kl_loss",
             "actor_rollout_ref.actor.kl_loss_coef", "actor_rollout_ref.actor.kl_loss_type",
             "actor_rollout_ref.actor.clip_ratio", "actor_rollout_ref.actor.clip_ratio_low",
             "actor_rollout_ref.actor.clip_ratio_high", "actor_rollout_ref.actor.clip_ratio_c",
             "actor_rollout_ref.rollout.n", "algorithm.adv_estimator", "algorithm.norm_adv_by_std_in_grpo",
             "actor_rollout_ref.actor.loss_agg_mode", "algorithm.gamma", "algorithm.lam",
             "actor_rollout_ref.actor.ppo_epochs", "algorithm.rollout_correction.rollout_is",
-            "algorithm.rollout_correction.rollout_is_threshold", "trainer.critic_warmup"},
+            "algorithm.rollout_correction.rollout_is_threshold", "algorithm.rollout_correction.rollout_rs",
+            "actor_rollout_ref.rollout.calculate_log_probs", "trainer.critic_warmup", "critic.cliprange_value",
+            "critic.optim.lr", "actor_rollout_ref.actor.optim.lr"},
         "verl/trainer/config/algorithm.py": {  # AlgoConfig.filter_groups: FilterGroupsConfig(enable, metric, ...)
             "algorithm.filter_groups.enable", "algorithm.filter_groups.metric"},
     }),
@@ -40,9 +44,72 @@ READ = {
             "--algo.advantage.estimator", "--algo.advantage.no_std_norm", "--algo.advantage.gamma",
             "--algo.advantage.lambd", "--train.max_epochs", "--algo.advantage.is_correction_enable",
             "--algo.advantage.is_correction_type", "--algo.dynamic_filtering_enable",
-            "--algo.dynamic_filtering_range", "--critic.freezing_steps"},
+            "--algo.dynamic_filtering_range", "--critic.freezing_steps", "--algo.advantage.is_correction_threshold",
+            "--critic.value_clip", "--critic.adam.lr", "--actor.adam.lr"},  # the last two from a loop over
+            # ("actor", "critic"): f"--{prefix}.adam.lr", default 1e-6 for the actor, 9e-6 for the critic
     }),
 }
+
+
+DEFAULTS = {
+    # (project, name): the default read beside the name at the same commit, as the table's note writes it
+    ("TRL", "beta"): "default 0.0",
+    ("TRL", "cliprange_value"): "value clip 0.2",
+    ("TRL", "learning_rate"): "default 3e-6",  # PPOConfig overrides TrainingArguments' 5e-5
+    ("TRL", "vf_coef"): "(0.1)",
+    ("verl", "algorithm.kl_penalty"): 'default "kl", k1',
+    ("verl", "actor_rollout_ref.actor.kl_loss_type"): "default low_var_kl",
+    ("verl", "actor_rollout_ref.actor.clip_ratio_c"): "(3.0)",
+    ("verl", "algorithm.rollout_correction.rollout_is_threshold"): "(default 2.0)",
+    ("verl", "actor_rollout_ref.rollout.calculate_log_probs"): "(default false)",
+    ("verl", "critic.cliprange_value"): "value clip 0.5",
+    ("verl", "critic.optim.lr"): "1e-5 against the actor's 1e-6",
+    ("OpenRLHF", "--algo.kl.init_coef"): "init_coef 0.01",
+    ("OpenRLHF", "--actor.dual_clip"): "off by default (None)",
+    ("OpenRLHF", "--algo.advantage.is_correction_threshold"): "bounds default 0.5 and 5.0",
+    ("OpenRLHF", "--critic.value_clip"): "value clip 0.5",
+    ("OpenRLHF", "--critic.adam.lr"): "9e-6 against the actor's 1e-6",
+}
+"""Defaults that differ between the trainers or that a run depends on (OpenRLHF's KL is on, TRL's and verl's off)."""
+
+MEANINGS = {
+    # (project, name): what a value of the setting is, in the book's terms (read in the code that uses it:
+    # verl/trainer/ppo/core_algos.py, openrlhf/trainer/ppo_utils/experience_maker.py and openrlhf/models/loss.py)
+    ("verl", "algorithm.adv_estimator"): ("reinforce_plus_plus (REINFORCE++)",
+                                          "reinforce_plus_plus_baseline (REINFORCE++-baseline)"),
+    ("OpenRLHF", "--algo.advantage.estimator"): ("reinforce (REINFORCE++", "not the mean baseline",
+                                                 "reinforce_baseline (REINFORCE++-baseline)",
+                                                 "dr_grpo (the group mean alone: the book's mean baseline)"),
+}
+
+
+def note_of(project: str, name: str) -> str:
+    field = dict(zip(knobs.PROJECTS, knobs.TRAINERS, strict=True))[project]
+    notes = [getattr(k, field).note for k in knobs.KNOBS if getattr(k, field) and name in getattr(k, field).names]
+    assert notes, (project, name)
+    return " | ".join(notes)  # a name in two rows (OpenRLHF's estimator) gets both notes
+
+
+@pytest.mark.parametrize(("project", "name"), list(DEFAULTS))
+def test_the_defaults_the_table_states_are_the_ones_read(project, name):
+    assert DEFAULTS[project, name] in note_of(project, name)
+
+
+def test_the_estimator_values_name_the_methods_they_are():
+    """OpenRLHF's reinforce is REINFORCE++ (no group baseline, batch whitening), not the book's mean baseline; its
+    dr_grpo changes only the advantage (the loss stays a token mean); verl's filter_groups needs the recipe
+    submodule; OpenRLHF's flags were renamed at ed62d0e (v0.10.2)."""
+    for (project, name), words in MEANINGS.items():
+        for w in words:
+            assert w in note_of(project, name), w
+    assert "changes only the advantage" in note_of("OpenRLHF", "--algo.advantage.no_std_norm")
+    assert "git submodule" in note_of("verl", "algorithm.filter_groups.enable")
+    page = knobs.knob_table().html()
+    assert "ed62d0e (v0.10.2, April 2026)" in page and "--init_kl_coef" in page and "--advantage_estimator" in page
+    for knob in ("value clip", "learning rate", "decoupled λ"):
+        assert any(knob in k.knob for k in knobs.KNOBS)
+    row = next(k for k in knobs.KNOBS if "decoupled λ" in k.knob)
+    assert all("no decoupled λ" in getattr(row, f).note for f in knobs.TRAINERS)  # none of the three has it
 
 
 @pytest.mark.parametrize("project", list(READ))
@@ -88,9 +155,16 @@ def test_bad_input():
 ALSO_READ = {
     # names the boxes of 4.3 and 4.5 quote beyond the table's, read at the same commits
     "trl/trainer/grpo_config.py": {"use_vllm", "vllm_importance_sampling_clip_max",
-                                   "vllm_importance_sampling_clip_min"},
+                                   "vllm_importance_sampling_clip_min", "learning_rate"},
     "openrlhf/cli/train_ppo_ray.py": {"--algo.advantage.is_correction_threshold"},
     "verl/trainer/config/algorithm/rollout_correction.yaml": {"rollout_is_threshold"},
+    # logged metrics the "starting a run" box names (slashed names are not matched below, but were read too:
+    # TRL's sampling/importance_sampling_ratio/mean, verl's rollout_corr/rollout_is_mean and
+    # rollout_corr/rollout_is_ratio_fraction_high, actor/grad_norm, critic/vf_loss, critic/vf_explained_var)
+    "trl/trainer/grpo_trainer.py": {"frac_reward_zero_std"},  # self._metrics[mode]["frac_reward_zero_std"]
+    "openrlhf/trainer/ppo_utils/experience_maker.py": {"group_reward_std"},  # experience.info[...]
+    "openrlhf/trainer/ray/ppo_actor.py": {"vllm_kl", "grad_norm"},  # experience.info["vllm_kl"], status
+    "verl/trainer/ppo/core_algos.py": {"reinforce_plus_plus"},  # AdvantageEstimator.REINFORCE_PLUS_PLUS's value
 }
 
 
@@ -103,7 +177,7 @@ def test_the_boxes_quote_only_names_that_were_read():
     read = set().union(*(names for _, files in READ.values() for names in files.values()),
                        *ALSO_READ.values())
     boxes = {"4.3-classical-vs-llm-rl.ipynb": ("stale-engines", "critic-scale"),
-             "4.5-connections.ipynb": ("c06", "c18-watch")}
+             "4.5-connections.ipynb": ("c06", "c18-watch", "c18-start", "c18-verdict")}
     quoted = set()
     for name, ids in boxes.items():
         cells = {c.get("id"): "".join(c["source"]) for c in json.loads((chapter / name).read_text())["cells"]}

@@ -176,3 +176,107 @@ def test_what_to_watch_ties_each_curve_to_a_claim_that_holds():
     assert toy.reference_policy().length == 4 and not toy.reference_policy().eos
     lengths = toy.reference_policy(eos=True).length_distribution(X)  # the discount explorer's policy: lengths vary
     assert (lengths > 0).sum() > 1
+
+
+# -- the practitioner review (issue 51): the choice between the methods, and where Adam's cancelling stops ---------
+def test_adam_cancels_a_shared_scale_but_not_one_that_changes_from_batch_to_batch():
+    """4.5's REINFORCE++ box: 'Adam does not cancel a number that changes from batch to batch: its second moment
+    averages squared gradients over many batches …, so a batch whose standard deviation is small still weighs more in
+    the next updates than its neighbours. Only the scale all batches share cancels'. Checked on toy.train.Ascent,
+    Adam's step rule with PyTorch's defaults, on one weight that two kinds of batch push opposite ways in random
+    order: scaling every batch by one number leaves the path unchanged; scaling one kind up moves the weight its way."""
+    import numpy as np
+
+    from toy.train import ADAM_BETAS, Ascent
+    box = paragraph_with(NB45, "Adam does not cancel a number that changes")
+    assert "hardly matters" not in box and "Only the scale all batches share cancels" in box
+    assert ADAM_BETAS[1] == 0.999 and round(1 / (1 - ADAM_BETAS[1])) == 1000 and round(1 / (1 - 0.95)) == 20
+    kind = np.random.default_rng(0).permutation(np.repeat([1.0, -1.0], 200))  # +1: batches of kind A, −1: kind B
+    lr = 1e-2
+
+    def run(scale_a, scale_b):
+        opt, theta = Ascent("adam", lr), [np.zeros(1)]
+        for k in kind:
+            theta = opt.step(theta, [np.array([k * (scale_a if k > 0 else scale_b)])])
+        return float(theta[0][0])
+
+    assert run(7.0, 7.0) == pytest.approx(run(1.0, 1.0), abs=1e-6)  # a shared scale cancels (ε aside)
+    balanced, tilted = run(1.0, 1.0), run(3.0, 1.0)
+    assert abs(balanced) < 0.1 * lr * len(kind) < 0.3 * lr * len(kind) < tilted
+
+
+def test_rloo_or_grpo_the_reweighting_that_survives_adam():
+    """4.5's RLOO-or-GRPO box: 'At n = 8, c = … at p = 0.05 and at p = 0.95, against … at p = 0.5 (c(n, p) = c(n, 1 −
+    p), least at p = ½)'; 'under Adam the gap closes'; 'a tied group gets 0 from both'; with no KL 'a tied group's
+    advantages are exactly 0'."""
+    import numpy as np
+
+    from toy import estimators
+    from toy.page.explorers import critic_free as cf
+    box = "\n\n".join(paragraph_with(NB45, s) for s in ("Under Adam one difference is left", "**Verdict.**",
+                                                        "Two caveats about this page's runs"))
+    for q in ("verdict_c_low", "verdict_c_half", "verdict_c_ratio", "adam_r_grpo", "adam_r_rloo"):
+        assert f'quote("{q}"' in box
+    assert "least\nat $p = \\frac12$" in box or "least at $p = \\frac12$" in box
+    assert estimators.grpo_scale(8, 0.05) == pytest.approx(estimators.grpo_scale(8, 0.95), rel=1e-12)
+    ps = np.linspace(0.01, 0.99, 99)
+    c = np.array([estimators.grpo_scale(8, p) for p in ps])
+    assert ps[np.argmin(c)] == pytest.approx(0.5) and estimators.grpo_scale(8, 0.05) > estimators.grpo_scale(8, 0.5)
+    # 'under Adam its lead is gone (… against RLOO's …, with less KL)'
+    b = cf.BETAS.index(cf.ADAM_BETA)
+    adam = {m: cf.adam_runs(m) for m in ("grpo", "rloo")}
+    sgd = {m: float(cf.training_runs(m, 4).reward[b, :, -1].mean()) for m in ("grpo", "rloo")}
+    assert sgd["grpo"] > sgd["rloo"]
+    assert adam["grpo"].reward[0, :, -1].mean() < adam["rloo"].reward[0, :, -1].mean()
+    assert adam["grpo"].kl[0, :, -1].mean() < adam["rloo"].kl[0, :, -1].mean()
+    for tied in ([1.0] * 8, [0.0] * 8):
+        for method in ("rloo", "grpo", "reinforce"):
+            assert np.all(estimators.advantages(method, np.array(tied)) == 0.0)
+
+
+def test_reinforce_pp_one_baseline_far_from_a_prompts_value_adds_noise():
+    """4.5's REINFORCE++ box: 'where prompts differ in difficulty, one baseline for all of them sits far from the V(x)
+    of the easy ones and of the hard ones, which adds noise'. On prompt 2 under π_ref, by enumeration: the noise of
+    the one-sample estimate (r − b)∇log π, its second moment E[(r − b)² ‖∇log π‖²], grows as b moves away from V(x)
+    (beyond the optimal baseline b*, which lies near V(x))."""
+
+    from toy.estimators import score_norms
+    from toy.exploration import optimal_baseline
+    from toy.rewards import reward_table
+    box = paragraph_with(NB45, "REINFORCE++ itself")
+    assert "one response per prompt" in box.replace("\n", " ") and "clipped ratio" in box
+    ref = toy.reference_policy()
+    P, s2 = ref.response_probs(X), score_norms(ref, X)
+    r = reward_table("sum_to_target", X, ref.length, ref.n_actions)
+    v = toy.value(ref, "sum_to_target", X)
+    b_star = optimal_baseline(ref, "sum_to_target", X)
+    assert abs(b_star - v) < 0.1
+
+    def noise(b):
+        return float((P * (r - b) ** 2 * s2).sum())
+
+    assert noise(v) < noise(v + 0.3) < noise(v + 0.6) and noise(v) < noise(v - 0.3) < noise(v - 0.6)
+
+
+def test_starting_a_run_quotes_the_trainers_defaults_the_table_records():
+    """4.5's box 'starting a run': the defaults it names agree with the knob table's notes (read at the cited
+    commits), and its tie shares are the dynamic-sampling box's."""
+    from toy.page import knobs
+    box = "\n\n".join(paragraph_with(NB45, s) for s in ("**What to set first**", "**A start in each trainer's",
+                                                        "*Tied groups:*"))
+    assert "default the policy's to 1e-6" in box and "0.01 in OpenRLHF's reward" in box and "0.28" in box
+    notes = " ".join(s.note for k in knobs.KNOBS for s in (k.trl, k.verl, k.openrlhf) if s)
+    assert "init_coef 0.01" in notes and "actor's 1e-6" in notes and "default 0.0" in notes
+    assert 'quote("ds_tie_4"' in box and 'quote("ds_tie_16"' in box
+    from toy import batching
+    pi = toy.reference_policy()
+    assert batching.tie_probability(pi, "sum_to_target", X, 16) < batching.tie_probability(pi, "sum_to_target", X, 4)
+
+
+def test_the_critic_box_cites_what_vapo_and_orz_reported():
+    """4.3's critic box: 'When the critic pays' cites Open-Reasoner-Zero and VAPO; VAPO's policy λ = 1 − 1/(0.05 l)
+    grows with the response's length l (and lies in (0, 1) past 20 tokens)."""
+    box = paragraph_with(NB43, "When the critic pays")
+    assert "references.bib#hu2025orz" in box and "references.bib#yue2025vapo" in box
+    lam = [1 - 1 / (0.05 * length) for length in (40, 400, 4000)]
+    assert 0 < lam[0] < lam[1] < lam[2] < 1

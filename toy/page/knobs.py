@@ -73,35 +73,41 @@ KNOBS = (
          "k3 = q − log q − 1 (never negative)",
          Setting(("beta",), "GRPOTrainer: KL in the loss (k3), default 0.0, no KL at all; RLOOConfig's beta (default "
                  "0.05) goes into the reward; the experimental PPOConfig's kl_coef too", TRL_GRPO),
-         Setting(("algorithm.use_kl_in_reward", "algorithm.kl_ctrl.kl_coef", A + "use_kl_loss", A + "kl_loss_coef",
-                  A + "kl_loss_type"),
-                 "in the reward with use_kl_in_reward, in the loss with use_kl_loss (low_var_kl is k3, clipped); both "
-                 "off by default", VERL_YAML),
+         Setting(("algorithm.use_kl_in_reward", "algorithm.kl_penalty", "algorithm.kl_ctrl.kl_coef",
+                  A + "use_kl_loss", A + "kl_loss_coef", A + "kl_loss_type"),
+                 'in the reward with use_kl_in_reward (estimator kl_penalty, default "kl", k1; coefficient '
+                 "kl_ctrl.kl_coef), in the loss with use_kl_loss (kl_loss_type, default low_var_kl: k3, clipped to "
+                 "±10); both off by default", VERL_YAML),
          Setting(("--algo.kl.init_coef", "--algo.kl.use_loss", "--algo.kl.estimator"),
-                 "in the reward by default (estimator k1); --algo.kl.use_loss moves it to the loss (k2 or k3)",
+                 "on by default: init_coef 0.01, in the reward (estimator k1); --algo.kl.use_loss moves it to the "
+                 "loss (k2 or k3). Set init_coef to 0 to match TRL's and verl's defaults, which have no KL",
                  ORLHF_CLI)),
     Knob("ε and ε_high (the clip)",
          "PPO's clip and DAPO's clip-higher, 4.3's trust-region explorer",
          Setting(("epsilon", "epsilon_high"), "epsilon_high defaults to epsilon; the same names in RLOOConfig",
                  TRL_GRPO),
          Setting((A + "clip_ratio", A + "clip_ratio_low", A + "clip_ratio_high", A + "clip_ratio_c"),
-                 "clip_ratio_c is the dual clip for negative advantages (4.3)", VERL_YAML),
+                 "all 0.2 by default; clip_ratio_c is the dual clip for negative advantages (4.3), on by default "
+                 "(3.0)", VERL_YAML),
          Setting(("--actor.eps_clip", "--actor.eps_clip_low_high", "--actor.dual_clip"),
-                 "eps_clip_low_high takes the two bounds", ORLHF_CLI)),
+                 "eps_clip 0.2; eps_clip_low_high takes the two bounds (default: eps_clip for both); dual_clip off "
+                 "by default (None)", ORLHF_CLI)),
     Knob("group size n",
          "the n of every critic-free method (4.5's explorers; 4.4's wait for a first success)",
          Setting(("num_generations",), "per prompt; also in RLOOConfig", TRL_GRPO),
          Setting(("actor_rollout_ref.rollout.n",), "default 1: set it above 1 for a group baseline", VERL_YAML),
          Setting(("--rollout.n_samples_per_prompt",), "default 1; the group estimators require more", ORLHF_CLI)),
     Knob("the advantage estimator",
-         "REINFORCE, RLOO, ReMax, GRPO, Dr. GRPO, PPO with GAE (4.5)",
+         "REINFORCE with the mean baseline, RLOO, ReMax, GRPO, Dr. GRPO, PPO with GAE (4.5); REINFORCE++ (one "
+         "sample per prompt, advantages whitened over the batch) and REINFORCE++-baseline (4.5's REINFORCE++ box)",
          Setting((), "one trainer per method: GRPOTrainer (GRPO, Dr. GRPO), RLOOTrainer, and an experimental "
                  "PPOTrainer with a value model", TRL_GRPO),
-         Setting(("algorithm.adv_estimator",), "gae (default), grpo, rloo, remax, reinforce_plus_plus, "
-                 "reinforce_plus_plus_baseline, among others (the values: AdvantageEstimator in "
-                 "verl/trainer/ppo/core_algos.py)", VERL_YAML),
-         Setting(("--algo.advantage.estimator",), "gae (default), reinforce, rloo, reinforce_baseline, group_norm "
-                 "(GRPO), dr_grpo", ORLHF_CLI)),
+         Setting(("algorithm.adv_estimator",), "gae (default), grpo, rloo, remax, reinforce_plus_plus "
+                 "(REINFORCE++), reinforce_plus_plus_baseline (REINFORCE++-baseline), among others (the values: "
+                 "AdvantageEstimator in verl/trainer/ppo/core_algos.py)", VERL_YAML),
+         Setting(("--algo.advantage.estimator",), "gae (default), rloo, group_norm (GRPO), dr_grpo (the group "
+                 "mean alone: the book's mean baseline), reinforce (REINFORCE++: no group baseline, returns whitened "
+                 "over the batch; not the mean baseline), reinforce_baseline (REINFORCE++-baseline)", ORLHF_CLI)),
     Knob("std normalisation: GRPO against Dr. GRPO",
          "GRPO divides by the group's std, Dr. GRPO does not (4.5's table and explorers)",
          Setting(("scale_rewards",), '"group" (default: GRPO), "none" (with loss_type "dr_grpo": Dr. GRPO), '
@@ -110,8 +116,9 @@ KNOBS = (
          Setting(("algorithm.norm_adv_by_std_in_grpo",), "True by default; False, with loss_agg_mode "
                  '"seq-mean-token-sum-norm", is Dr. GRPO', VERL_YAML),
          Setting(("--algo.advantage.estimator", "--algo.advantage.no_std_norm"),
-                 "group_norm divides by the group's std, dr_grpo does not; no_std_norm drops the batch std of gae, "
-                 "reinforce and reinforce_baseline", ORLHF_CLI)),
+                 "group_norm divides by the group's std, dr_grpo does not; dr_grpo changes only the advantage, its "
+                 "loss stays the token mean (not Dr. GRPO's constant divisor); no_std_norm drops the batch std of "
+                 "gae, reinforce and reinforce_baseline", ORLHF_CLI)),
     Knob("loss aggregation",
          "how a batch's token losses become one number: a mean over all its tokens, a mean over each response's "
          "tokens then over responses, or a sum divided by a constant. Every response in the training runs has four "
@@ -123,15 +130,16 @@ KNOBS = (
                  "RLOOTrainer averages one loss per response", TRL_GRPO),
          Setting((A + "loss_agg_mode",), '"token-mean" (default), "seq-mean-token-sum", "seq-mean-token-mean", '
                  '"seq-mean-token-sum-norm"', VERL_YAML),
-         Setting((), "no flag: token mean over the batch (PolicyLoss's token_level_loss), a mean per response for "
-                 "--actor.policy_loss_type gspo", ORLHF_LOSS)),
+         Setting((), "no flag: token mean over the batch (PolicyLoss's token_level_loss), for dr_grpo too; a mean "
+                 "per response for --actor.policy_loss_type gspo", ORLHF_LOSS)),
     Knob("γ and λ",
          "γ = 1 (4.3's discount explorer); λ trades bias for variance inside GAE (4.3, 4.5)",
          Setting(("gamma", "lam"), "in the experimental PPOConfig only (defaults 1.0 and 0.95); GRPO and RLOO have "
                  "no discount", TRL_PPO),
-         Setting(("algorithm.gamma", "algorithm.lam"), "defaults 1.0 and 1.0", VERL_YAML),
-         Setting(("--algo.advantage.gamma", "--algo.advantage.lambd"), "defaults 1 and 1; the group estimators "
-                 "force γ = 1", ORLHF_CLI)),
+         Setting(("algorithm.gamma", "algorithm.lam"), "defaults 1.0 and 1.0; one λ for the critic's targets and "
+                 "the policy's advantages", VERL_YAML),
+         Setting(("--algo.advantage.gamma", "--algo.advantage.lambd"), "defaults 1 and 1, one λ for both; the "
+                 "group estimators force γ = 1", ORLHF_CLI)),
     Knob("epochs per batch",
          "the toy's epochs (the second pass on is clipped; 4.3's trust region)",
          Setting(("num_iterations",), "default 1 (the μ of GRPO); the experimental PPOConfig has num_ppo_epochs",
@@ -147,21 +155,42 @@ KNOBS = (
                  VERL_YAML),
          Setting(("--critic.freezing_steps",), "freezes the actor for its first training steps (batches) to let the "
                  "critic warm up; default −1 (none)", ORLHF_CLI)),
+    Knob("PPO's critic: value clip, learning rate, decoupled λ",
+         "the toy's learned critic is a table fitted by plain averaging (4.3's critic figure); VC-PPO fits the "
+         "critic's targets with λ = 1 and the policy's advantages with λ = 0.95 (the critic box in 4.3)",
+         Setting(("cliprange_value", "vf_coef", "learning_rate"),
+                 "experimental PPOConfig: value clip 0.2; policy and value model share one AdamW (learning_rate, "
+                 "default 3e-6), vf_coef (0.1) weighs the value loss; no decoupled λ", TRL_PPO),
+         Setting(("critic.cliprange_value", "critic.optim.lr", A + "optim.lr"),
+                 "value clip 0.5; critic learning rate 1e-5 against the actor's 1e-6; no decoupled λ (one "
+                 "algorithm.lam)", VERL_YAML),
+         Setting(("--critic.value_clip", "--critic.adam.lr", "--actor.adam.lr"),
+                 "value clip 0.5; critic learning rate 9e-6 against the actor's 1e-6; no decoupled λ (one lambd)",
+                 ORLHF_CLI)),
     Knob("engine-vs-trainer importance weights",
          "not in the toy (one policy, no inference engine); 4.3's staleness figure shows why the weights are bounded",
          Setting(("vllm_importance_sampling_correction", "vllm_importance_sampling_mode"),
                  'on by default when sampling with vLLM; mode "sequence_mask" by default, "token_truncate" and '
                  '"sequence_truncate" clip instead', TRL_GRPO),
-         Setting(("algorithm.rollout_correction.rollout_is", "algorithm.rollout_correction.rollout_is_threshold"),
-                 'off by default; "token" or "sequence"', VERL_YAML),
-         Setting(("--algo.advantage.is_correction_enable", "--algo.advantage.is_correction_type"),
-                 "off by default; tis (default type), icepop, seq-mask-tis", ORLHF_CLI)),
+         Setting(("algorithm.rollout_correction.rollout_is", "algorithm.rollout_correction.rollout_is_threshold",
+                  "algorithm.rollout_correction.rollout_rs", "actor_rollout_ref.rollout.calculate_log_probs"),
+                 'off in the YAML (null; the RolloutCorrectionConfig dataclass alone defaults to "sequence"); '
+                 '"token" or "sequence" weights truncated at rollout_is_threshold (default 2.0); rollout_rs masks '
+                 "(rejects) instead; needs calculate_log_probs=True (default false), which verl's docs mark "
+                 "required", VERL_YAML),
+         Setting(("--algo.advantage.is_correction_enable", "--algo.advantage.is_correction_type",
+                  "--algo.advantage.is_correction_threshold"),
+                 "off by default; tis (default type: per-token weights clamped to the bounds), icepop (tokens "
+                 "outside masked), seq-mask-tis (responses outside masked; the kept ones' per-token weights are "
+                 "not clamped); bounds default 0.5 and 5.0", ORLHF_CLI)),
     Knob("DAPO's dynamic sampling",
          "drop groups whose rewards are all equal and sample again (the box beside 4.5's group explorer)",
          None,
          Setting(("algorithm.filter_groups.enable", "algorithm.filter_groups.metric"),
                  "read only by verl's DAPO recipe (python3 -m recipe.dapo.main_dapo), not by main_ppo; off unless "
-                 "set (filter_groups defaults to None)", VERL_FILTER),
+                 "set (filter_groups defaults to None). At this commit recipe/ is a git submodule "
+                 "(verl-project/verl-recipe, pinned at 21892b9): it needs git submodule update --init, and a pip "
+                 "install of verl does not include it", VERL_FILTER),
          Setting(("--algo.dynamic_filtering_enable", "--algo.dynamic_filtering_range"),
                  "keeps groups whose mean reward lies strictly inside the range", ORLHF_CLI)),
 )
@@ -221,7 +250,10 @@ class KnobTable:
                 "knobs in TRL, verl and OpenRLHF</summary><table><thead><tr>"
                 + "".join(f"<th>{esc(h)}</th>" for h in heads) + "</tr></thead><tbody>" + "".join(rows)
                 + f"</tbody></table><p>Names read in each project's code: {esc(versions)}. A later version may rename "
-                "them. verl's names are Hydra configuration keys (set as key=value on the command line), "
+                "them: OpenRLHF's dotted flags date from commit ed62d0e (v0.10.2, April 2026); scripts for v0.10.1 and "
+                "earlier use flat names (--init_kl_coef, --advantage_estimator, --eps_clip, "
+                "--n_samples_per_prompt, --use_kl_loss, --kl_estimator), which this version rejects. "
+                "verl's names are Hydra configuration keys (set as key=value on the command line), "
                 "OpenRLHF's are command-line flags, TRL's are fields of a config class.</p></details></div>")
 
     def _repr_html_(self) -> str:
