@@ -224,7 +224,7 @@ def test_per_token_ratios_give_the_gain_to_first_order_and_miss_it_at_second():
     adv = np.array([toy.token_advantages(old, "sum_to_target", X, y) for y in ys])
     errors = []
     for eps in (1e-2, 5e-3):
-        new = toy.TabularPolicy([z + eps * d for z, d in zip(old.logits, direction)])
+        new = toy.TabularPolicy([z + eps * d for z, d in zip(old.logits, direction, strict=True)])
         p_new = np.array([new.prob(X, y) for y in ys])
         rho = np.array([concepts.token_ratios(new, old, X, y) for y in ys])
         gain = p_new @ R - p_old @ R
