@@ -434,6 +434,7 @@ def _outline(printed: Print, reader, dests: dict) -> list[tuple]:
     chromium = _chromium_outline(reader)
     top = float(reader.pages[0].mediabox.top)
     entries, last, searched, texts = [(1, printed.title, 0, 0.0, top)], (0, 0.0, top), 0, {}
+    contents = [_flat(h["text"]) for h in printed.headings if 1 < h["level"] <= OUTLINE_LEVELS and h["text"]]
     for heading in printed.headings:
         if not 1 < heading["level"] <= OUTLINE_LEVELS or not heading["text"]:
             continue
@@ -444,7 +445,7 @@ def _outline(printed: Print, reader, dests: dict) -> list[tuple]:
                 place, searched = chromium[i][1], i + 1
                 break
         if place is not None:
-            place = _on_its_page(reader, place, heading["text"], texts)
+            place = _on_its_page(reader, place, heading["text"], texts, contents)
         last = last if place is None else place
         entries.append((heading["level"], heading["text"], *last))
     return entries
@@ -456,13 +457,20 @@ def _flat(text: str) -> str:
     return "".join(c for c in text if not c.isspace() and unicodedata.category(c) not in ("Mn", "Cc"))
 
 
-def _on_its_page(reader, place: tuple, heading: str, texts: dict) -> tuple:
+def _on_its_page(reader, place: tuple, heading: str, texts: dict, contents: list[str] = ()) -> tuple:
     """``place`` (page index, left, top), or the top of the next page when the heading is printed there: a
     section's place is its top, which stays at the foot of a page when only its margin fits there and its heading
-    goes on to the next page (the bookmark landed a page early)."""
+    goes on to the next page (the bookmark landed a page early). ``contents``: the page's headings (flat), which the
+    theme's print-only list under "Contents" on the first page repeats; that list is not where a heading is."""
     def text(i):
         if i not in texts:
             texts[i] = _flat(reader.pages[i].extract_text() or "")
+            start = texts[i].find("Contents") if i == 0 else -1
+            if start >= 0:
+                rest = texts[i][start + len("Contents"):]
+                for key in contents:
+                    rest = rest[len(key):] if rest.startswith(key) else rest
+                texts[i] = texts[i][:start] + rest
         return texts[i]
 
     index, key = place[0], _flat(heading)
