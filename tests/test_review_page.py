@@ -37,7 +37,7 @@ def test_each_key_formula_links_to_a_section_that_exists():
     pages = {p.stem for p in CHAPTER.glob("*.ipynb")}
     for bullet in bullets:
         refs = re.findall(r"\{ref\}`(?:[^`<]*<)?([\w-]+)>?`", bullet)
-        docs = re.findall(r"\{doc\}`([\w.-]+)`", bullet)
+        docs = re.findall(r"\{doc\}`(?:[^`<]*<)?([\w.-]+)>?`", bullet)
         assert refs or docs, bullet[:60]
         assert all(r in labels for r in refs), (bullet[:60], refs)
         assert all(d in pages for d in docs), (bullet[:60], docs)
