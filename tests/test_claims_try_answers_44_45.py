@@ -167,3 +167,38 @@ def test_the_training_answer_no_method_reaches_the_optimum_at_beta_05_and_the_dr
     np.testing.assert_allclose(estimators.advantages("rloo", r), 2 * estimators.advantages("reinforce", r))
     assert abs(estimators.advantages("grpo", r)[0]) == pytest.approx(1 / np.sqrt(2), rel=1e-3)
     assert toy.train.LABELS  # the answer names the best method by its label
+
+
+def test_the_advantages_exercise_states_the_hidden_group_sizes_per_method():
+    """Exercise 4.5-advantages: 'The hidden groups hold 2 to 16 responses for "rloo" and "grpo" and 1 to 16 for
+    "remax"' (GRPO's sample standard deviation needs n ≥ 2): the hidden cases keep to it, at both ends."""
+    from toy.exercises import section45
+    assert 'hold 2 to 16 responses for `"rloo"` and `"grpo"` and 1 to 16 for `"remax"`' in _markdown(NB45)
+    sizes = {}
+    for seed in range(50):
+        for case in section45._advantage_cases(np.random.default_rng(seed)):
+            method, rewards, _ = case.args
+            sizes.setdefault(method, set()).add(len(rewards))
+    assert min(sizes["rloo"]) == min(sizes["grpo"]) == 2 and min(sizes["remax"]) == 1
+    assert max(max(s) for s in sizes.values()) == 16
+
+
+def test_the_format_gate_try_this_answer_eight_demonstrations_copy_their_contents():
+    """4.4's format-gated Try this: 'No: after … steps it ends at …, against … after 64 demonstrations (the title's
+    last number). The eight still teach the format (… readable, against …), but SFT also copies their contents: only
+    … of its responses have the right sum, against the base model's … and … after 64'."""
+    answer = _answer_after(_markdown(NB44), "Cut the demonstrations to 8 per prompt")
+    for key in ("fmt_end_mean_8", "fmt_end_mean_64", "fmt_sft_8", "fmt_task_sft_8", "fmt_task_base"):
+        assert f'toy.quote("{key}"' in answer
+    base = toy.reference_policy()
+    sft8, sft64 = (toy.format_gate.format_sft(base, n) for n in (8, 64))
+    end8 = pipeline.format_runs("sft", True, 8).reward[0, :, -1].mean()
+    end64 = pipeline.format_runs("sft", True, 64).reward[0, :, -1].mean()
+    ex = pipeline.format_gated()
+    assert ex.evaluate(ex.state(n=8))["end_sft"][0] == pytest.approx(end8)  # 'the title's last number'
+    assert end8 < 0.5 * end64  # 'No'
+    readable = toy.format_gate.format_rate
+    assert readable(sft8) > 0.8 and readable(sft8) > 10 * readable(base)  # 'still teach the format'
+    task = toy.sft.success_rate
+    assert task(sft8, "sum_to_target") < task(base, "sum_to_target")  # 'only …, against the base model's …'
+    assert task(sft8, "sum_to_target") < task(sft64, "sum_to_target")  # '… and … after 64'

@@ -1,5 +1,6 @@
 """The key-concepts page's machinery (toy.concepts) against brute force, and the page's claims."""
 
+import inspect
 import itertools
 
 import numpy as np
@@ -7,7 +8,7 @@ import pytest
 
 import toy
 from tests import brute
-from toy import concepts
+from toy import concepts, ppo
 
 X = 2
 PI = toy.reference_policy()
@@ -199,3 +200,35 @@ def test_the_score_of_a_free_softmax_is_the_indicator_minus_the_distribution():
             got = (np.log(moved.next_token_probs(X, s)[a]) - np.log(p[a])) / h
             want = (a == b) - p[b] if state == s else 0.0
             assert got == pytest.approx(want, abs=1e-5)
+
+
+def test_the_ppo_loop_on_the_page_uses_the_running_sum_critic_moved_halfway():
+    """The page: PPO's critic holds 'one value per prompt, position, previous token and running digit sum mod 5',
+    'each value moved halfway toward the mean of its new targets after every update'."""
+    assert ppo.CRITIC_FEATURES == "running_sum"
+    assert toy.critic.FEATURES["running_sum"] == "one value per prompt, position, previous token and digit sum mod 5"
+    assert inspect.signature(ppo.TokenAdvantages).parameters["critic_lr"].default == 0.5
+    assert inspect.signature(toy.train.train).parameters["critic_lr"].default == 0.5
+    assert inspect.signature(toy.train.train).parameters["critic_features"].default is None  # → CRITIC_FEATURES
+
+
+def test_per_token_ratios_give_the_gain_to_first_order_and_miss_it_at_second():
+    """The page ('Why the objective is ρ_t Â_t'): E_old[Σ_t ρ_t A_old(s_t, y_t)] is the gain J(θ) − J(θ_old) to first
+    order in the change of θ, and its error is of second order; brute force over all 625 responses."""
+    rng = np.random.default_rng(0)
+    old = toy.TabularPolicy.from_policy(PI)
+    direction = [rng.normal(size=z.shape) for z in old.logits]
+    ys = list(itertools.product(range(5), repeat=4))
+    R = np.array([SUM(X, y) for y in ys], dtype=float)
+    p_old = np.array([old.prob(X, y) for y in ys])
+    adv = np.array([toy.token_advantages(old, "sum_to_target", X, y) for y in ys])
+    errors = []
+    for eps in (1e-2, 5e-3):
+        new = toy.TabularPolicy([z + eps * d for z, d in zip(old.logits, direction, strict=True)])
+        p_new = np.array([new.prob(X, y) for y in ys])
+        rho = np.array([concepts.token_ratios(new, old, X, y) for y in ys])
+        gain = p_new @ R - p_old @ R
+        surrogate = p_old @ (rho * adv).sum(axis=1)
+        assert abs(gain) > 10 * abs(gain - surrogate)
+        errors.append(abs(gain - surrogate))
+    assert errors[1] / errors[0] == pytest.approx(0.25, abs=0.05)  # halving the step quarters the error

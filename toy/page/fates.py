@@ -63,19 +63,15 @@ ROWS = (
     Row("Value function / critic", "the heart of value-based and actor–critic methods",
         "a learned critic in PPO-style RLHF; RLOO, ReMax and GRPO do without", "discarded",
         "in recent recipes: a second model's memory, hard to fit to sparse terminal rewards, and Monte Carlo "
-        "baselines cost little. A counter-current keeps it: PPO with a value model in Tülu 3's RLVR stage, "
-        "Open-Reasoner-Zero, VC-PPO and VAPO (2024–2025; sources under the table)", "a learned critic",
-        P43 + "#sec-4-3-critic"),
+        "baselines cost little", "a learned critic", P43 + "#sec-4-3-critic"),
     Row("Bootstrapping", "TD targets, the workhorse of the bias–variance trade",
         "rare: with one terminal reward, Monte Carlo returns are at hand", "mostly discarded",
         "the return itself is cheap and unbiased", "bootstrapping", P43 + "#sec-4-3-bootstrapping"),
     Row("Off-policy learning", "learn from any behaviour (Q-learning); importance sampling",
         "near on-policy with minibatch reuse; offline methods (DPO) on fixed data; asynchronous pipelines with "
         "slightly stale samples", "transformed",
-        "kept close to on-policy: large corrections are unstable. Trainers now also correct, with truncated or masked "
-        "importance weights, the gap between the inference engine's and the trainer's probabilities of the same "
-        "tokens (TRL's GRPO trainer by default when it samples with vLLM; verl and OpenRLHF as options)",
-        "off-policy staleness", P43 + "#sec-4-3-staleness"),
+        "kept close to on-policy: large corrections are unstable", "off-policy staleness",
+        P43 + "#sec-4-3-staleness"),
     Row("Trust region", "TRPO, PPO",
         "PPO's clip, GRPO, and GSPO's sequence-level clip (2025); CISPO instead caps the importance weights",
         "survived",
