@@ -15,6 +15,7 @@ import json
 import os
 import posixpath
 import re
+import shutil
 import subprocess
 import unicodedata
 import urllib.parse
@@ -362,15 +363,24 @@ def test_the_pdfs_carry_fixed_dates_and_an_identifier_of_their_content(site):
 @pytest.mark.slow
 def test_printing_the_site_again_under_load_gives_the_same_bytes_in_one_print_per_page(site, tmp_path,
                                                                                           monkeypatch):
-    """Every page printed once more, afresh (no print kept from the build reused), beside two busy loops: the
+    """The two pages with the most to wait for (4.3's table and explorers, 4.5's eight-method runs) printed once
+    more, afresh, beside two busy loops, and every PDF assembled again from them and the build's other prints: the
     same bytes as the build's PDFs."""
     monkeypatch.setenv("SOURCE_DATE_EPOCH", str(_epoch(reader(site / ALL_PDFS[0]))))  # the build's date
+    again = [doc for doc in PAGES if doc.rsplit("/", 1)[-1].startswith(("4.3", "4.5"))]
+    assert len(again) == 2, PAGES
+    kept, cache = toypdf.cache_dir(site), tmp_path / "cache"
+    for doc in PAGES:  # only the other pages' prints: every finished PDF is assembled again
+        if doc not in again:
+            for path in toypdf._cached(kept, doc):
+                (cache / path.relative_to(kept)).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, cache / path.relative_to(kept))
     lines = []
     with busy_loops(2):
-        written = toypdf.make_pdfs(site, ROOT, target=tmp_path / "out", log=lines.append, fresh=True,
-                                   cache=tmp_path / "cache")
+        written = toypdf.make_pdfs(site, ROOT, target=tmp_path / "out", log=lines.append, cache=cache)
     assert sorted(p.relative_to(tmp_path / "out").as_posix() for p in written) == sorted(ALL_PDFS)
-    assert sum(": printed in " in line for line in lines) == len(PAGES), lines  # each page once
+    printed = [line.split(": ")[1] for line in lines if ": printed in " in line]
+    assert sorted(printed) == sorted(toypdf.page_pdf(doc) for doc in again), lines  # each once, no other page
     differ = [path for path in ALL_PDFS if (tmp_path / "out" / path).read_bytes() != (site / path).read_bytes()]
     assert differ == [], f"printed again under load, these differ from the build's: {differ}"
     assert re.search(r"toypdf: \d+ PDFs .* in [\d.]+ s", lines[-1]), lines
