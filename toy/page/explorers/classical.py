@@ -350,9 +350,9 @@ def staleness_explorer(prompt: int = 2) -> Explorer:
         compute=compute, figure=fig,
         traces=[(0, "y", ["seq"]), (1, "y", ["tok"]), (2, "y", ["norm"]), (3, "x", ["k_here"]),
                 (3, "y", ["y_here"])],
-        layout={"title.text": "k = {k}: Var[w] = {var:.3f}, so the weighted batch is worth {ess:.0f}% of its "
-                              "samples; per-token Var[ρ] = {tok_here:.4f}; E[r] after " + str(EARLY_UPDATES)
-                              + " updates {early:.2f}, after " + str(RUN_UPDATES) + " {final:.2f}"},
+        layout={"title.text": "k = {k}: Var[w] averaged over the run = {var:.3f}, so a batch with that variance is "
+                              "worth {ess:.0f}% of its samples; per-token Var[ρ] = {tok_here:.4f}; E[r] after "
+                              + f"{EARLY_UPDATES} updates {{early:.2f}}, after {RUN_UPDATES} {{final:.2f}}"},
         caption=f"Prompt {prompt}, sum reward: {RUN_UPDATES} exact gradient-ascent updates of a tabular policy from "
                 "the pretrained π_ref; variances are exact and averaged over the run (a policy that has converged "
                 "barely moves, so its later windows add little). GSPO's ratio is w^(1/L), the sequence weight's "
