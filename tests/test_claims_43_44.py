@@ -177,7 +177,8 @@ def test_the_verdict_at_the_explorers_seed_and_its_rates_over_20_seeds():
     has been fitted to … responses or more, and loses with … or fewer' (issue 50, I6: the running text said it
     without the seed, and it holds on 19 of 20 seeds at 128 responses, on all from 512). Quoted as try_td_last_token
     (128, the fewest from which seed 0 wins at every larger size) and td16_upto_seed0 (32, the most up to which it
-    loses at every smaller size: no size of the slider is left undecided); the box quotes the rates over the 20 seeds at every size (td16_wins_N)."""
+    loses at every smaller size: no size of the slider is left undecided); the box quotes the rates over the 20
+    seeds at every size (td16_wins_N)."""
     sizes = classical.BOOT_SIZES
     win0 = [bool(td_wins("last_token", n)[0]) for n in sizes]
     assert SEEDS[0] == 0  # the explorer's seed
