@@ -420,6 +420,8 @@ def clipping_explorer() -> Explorer:
         trace.meta = {"table": {"caption": "Training on one state: entropy (nats)"}}
     for trace in fig.data[4:6]:
         trace.meta = {"table": {"caption": "Training on one state: probability of the rare rewarded token"}}
+    for trace, name in zip(fig.data[1::2], ("growth", "entropy", "P(rare rewarded)"), strict=True):
+        trace.meta = {"table": {**trace.meta["table"], "name": name + ", ε_high = {eps_high}"}}  # the value, named
     fig.update_xaxes(type="log", title_text="probability before the update", row=1, col=1)
     fig.update_xaxes(title_text="update", row=2, col=1)
     fig.update_yaxes(title_text="(p_new − p_old) / p_old", tickformat=".0%", rangemode="tozero", row=1, col=1)
