@@ -247,14 +247,14 @@ def book_figure_html(fig_dict: dict) -> str:
     height = int(layout.get("height") or 450)
     plot = (f'<div class="toy-plot" id="{uid}" style="height:{height}px"></div>'
             f'<script type="application/json" class="toy-plot-spec" data-for="{uid}">{spec}</script>'
-            + figure_numbers_html(fig_dict, html.unescape(title)))
+            + _figure_numbers_html(fig_dict, html.unescape(title)))
     if not title:
         return f'<div class="toy-figure">{plot}</div>'
     return (f'<div class="toy-figure" role="figure" aria-labelledby="{uid}-title">'
             f'<div class="toy-figure-title" id="{uid}-title">{title}</div>{plot}</div>')
 
 
-def decoded(value):
+def _decoded(value):
     """A figure dict's typed array (plotly's ``{"dtype": "f8", "bdata": base64, "shape": "2, 3"}``) as a numpy array;
     any other value (an error_y dict's own typed arrays included) as it is, decoded one level down."""
     if isinstance(value, dict) and "bdata" in value and "dtype" in value:
@@ -262,16 +262,16 @@ def decoded(value):
         shape = value.get("shape")
         return a.reshape([int(s) for s in str(shape).split(",")]) if shape else a
     if isinstance(value, dict):
-        return {k: decoded(v) for k, v in value.items()}
+        return {k: _decoded(v) for k, v in value.items()}
     return value
 
 
-def figure_numbers_html(fig_dict: dict, title: str = "") -> str:
+def _figure_numbers_html(fig_dict: dict, title: str = "") -> str:
     """A plain figure's "Numbers behind the figure", as an explorer has them (``toy.page.tables``): its tables at
     the one setting it shows, each caption (the quantity, its unit) followed by the figure's title, which names the
     case ("π_τ(· | x = 2, prefix 1 2) at three temperatures"). "" when the figure has no table a reader could use
     (a diagram, a trace without a name)."""
-    data = [{k: decoded(v) for k, v in t.items()} for t in fig_dict.get("data") or []]
+    data = [{k: _decoded(v) for k, v in t.items()} for t in fig_dict.get("data") or []]
     tables = figure_tables({"data": data, "layout": fig_dict.get("layout") or {}})
     if not tables or any(not r[0].strip() for t in tables for r in t["rows"]):
         return ""
