@@ -197,7 +197,8 @@ def test_the_plain_figures_have_their_numbers_too():
         page = BeautifulSoup(_BookRenderer().to_mimebundle(fig.to_dict())["text/html"], "html.parser")
         details = page.select_one("details.toy-explorer-table")
         assert details is not None and details.summary.get_text() == TABLE_LABEL, fig.layout.title.text
-        title = page.select_one(".toy-figure-title").get_text(" ")
+        lines = [" ".join(x.split()) for x in page.select_one(".toy-figure-title").get_text().split("\n") if x.strip()]
+        title = " ".join(lines)
         tables = []
         for table in details.select("table"):
             rows = [[c.get_text() for c in tr.find_all(["th", "td"])] for tr in table.select("tr")]
@@ -205,7 +206,8 @@ def test_the_plain_figures_have_their_numbers_too():
                            "rows": rows[1:]})
         check_readable(title, tables)
         for t in tables:
-            assert " ".join(t["caption"].split()).endswith(" ".join(title.split()).rstrip(".") + "."), t["caption"]
+            caption = " ".join(t["caption"].split())  # the quantity, then the title's lines as sentences
+            assert caption.endswith(" ".join(x if x[-1] in ".:;!?" else x + "." for x in lines)), (caption, lines)
             for row in t["rows"]:  # each row: a trace's values, as its hover shows them
                 traces = [tr for tr in go.Figure(fig).data if plain_text(tr.name) == row[0]]
                 assert any(row[1:] == [shown(v, hover_format(tr.hovertemplate, "y")) for v in np.ravel(tr.y)]

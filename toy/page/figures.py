@@ -275,12 +275,13 @@ def _figure_numbers_html(fig_dict: dict, title: str = "") -> str:
     tables = figure_tables({"data": data, "layout": fig_dict.get("layout") or {}})
     if not tables or any(not r[0].strip() for t in tables for r in t["rows"]):
         return ""
-    case = plain_text(title.replace("\n", " "))
+    lines = [x for x in (plain_text(line) for line in title.split("\n")) if x]  # the title's lines, as sentences
+    case = " ".join(line if line[-1] in ".:;!?" else line + "." for line in lines)
     for t in tables:
         caption = t["caption"].strip()
         caption = caption[:1].upper() + caption[1:]
         t["caption"] = " ".join(x for x in (caption + ("." if caption and not caption.endswith(".") else ""),
-                                            case + ("." if case and not case.endswith(".") else "")) if x)
+                                            case) if x)
     return ('<details class="toy-explorer-table toy-figure-table"><summary>Numbers behind the figure</summary>'
             f'<div class="toy-explorer-tables">{tables_html(tables)}</div></details>')
 
