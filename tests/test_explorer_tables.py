@@ -58,10 +58,11 @@ def check_readable(name: str, tables: list[dict]) -> None:
 def case_named(ex, state: dict) -> str:
     """The setting a table's caption must end with (issue 50, I9), written here from the controls: each control's
     label (without its colon) and the value shown, as the page prints it under the figure."""
-    if not ex.controls:
+    shown = [c for c in ex.controls if not c.live_only]  # the controls the page has
+    if not shown:
         return ""
     return "Shown at: " + "; ".join(f"{c.label.rstrip().rstrip(':')} = {c.label_of(state[c.name])}"
-                                    for c in ex.controls) + "."
+                                    for c in shown) + "."
 
 
 def check_against_traces(name: str, ex, fig, tables: list[dict], state: dict) -> None:

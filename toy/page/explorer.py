@@ -359,11 +359,12 @@ class Explorer:
 
     def shown_at(self, state: dict) -> str:
         """The setting ``state`` as text, as the page prints it under the figure: "Shown at: Prompt = 2; τ = 1."
-        ("" without controls)."""
-        if not self.controls:
+        ("" without controls). The static view's controls only, as the page names them (a live-only control, such
+        as the credit explorer's habit sliders, stays at its default there)."""
+        if not self.static_controls:
             return ""
         return "Shown at: " + "; ".join(f"{_LABEL_END.sub('', c.label)} = {c.label_of(state[c.name])}"
-                                        for c in self.controls) + "."
+                                        for c in self.static_controls) + "."
 
     def named_tables(self, tables: list[dict], state: dict) -> list[dict]:
         """``tables`` with the case they show named: {control} in a row's name becomes the control's value at
