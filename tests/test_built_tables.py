@@ -50,6 +50,6 @@ def test_every_built_table_reads_and_holds_its_figures_numbers(built_site):
                 continue
             check_readable(title, tables)
             assert tables == ex.tables(), (page.name, title)
-            check_against_traces(title, ex, ex.figure_for(), tables)
+            check_against_traces(title, ex, ex.figure_for(), tables, ex.state())
             seen += len(tables)
     assert seen >= 40, seen  # every explorer's tables were found

@@ -119,14 +119,15 @@ def _format_end(n_demos: int, seed: int) -> float:
 
 
 def test_the_format_gate_claim_rests_on_the_explorers_64_demonstrations():
-    """'Both end below RL after the explorer's 64 demonstrations on 20 of 20 seeds, though not always': the 64 are
-    the explorer's one sample (seed 0); with every run drawing its own 8 and 64 (seeds 20 to 79, none of the book's),
-    the 8 end lower on most runs but not on all."""
+    """'Both end below RL after the explorer's 64 demonstrations, on 20 of 20 seeds. When the 64 are also drawn afresh
+    for each seed (seeds 20–79), the 8-demonstration run ends as high on 3 of 60 seeds': the 64 are the explorer's one
+    sample (seed 0); with every run drawing its own 8 and 64 (seeds 20 to 79, none of the book's), the 8 end lower on
+    most runs but not on all."""
     from toy.page.explorers import pipeline
 
     said = " ".join(text("4.4-post-training-pipeline.ipynb").split())
-    assert "end below RL after the explorer's 64 demonstrations on {eval}`toy.quote(\"fmt_sft8_lower\")`, though " \
-           "not always" in said
+    assert "end below RL after the explorer's 64 demonstrations, on {eval}`toy.quote(\"fmt_sft8_lower\")`. When " \
+           "the 64 are also drawn afresh for each seed" in said
     s64 = pipeline.format_runs("sft", True, 64).reward[0, :, -1]
     s8 = pipeline.format_runs("sft", True, 8).reward[0, :, -1]
     own8 = np.array([_format_end(8, s) for s in pipeline.SEEDS])
@@ -134,8 +135,8 @@ def test_the_format_gate_claim_rests_on_the_explorers_64_demonstrations():
     fresh = range(20, 80)
     lower = [_format_end(8, s) < _format_end(64, s) for s in fresh]
     assert 50 <= sum(lower) < len(lower), sum(lower)  # most, not all (57 of 60)
-    assert "when the 64 are also drawn afresh, 8 end as high on {eval}`toy.quote(\"fmt_fresh_high\")`, numbered " \
-           "{eval}`toy.quote(\"fmt_fresh_seeds\")`." in said
+    assert "(seeds {eval}`toy.quote(\"fmt_fresh_seeds\")`), the 8-demonstration run ends as high on " \
+           "{eval}`toy.quote(\"fmt_fresh_high\")`." in said
     got = _run_cell("c16-format-glue")
     assert format(got["fmt_fresh_high"]) == f"{len(lower) - sum(lower)} of {len(lower)} seeds" == "3 of 60 seeds"
     assert got["fmt_fresh_seeds"] == "20–79"

@@ -35,7 +35,10 @@ def shown(value: float, spec: str) -> str:
     """A value as the hover's format writes it (Python's format for the shared subset; .4g when the hover names
     none)."""
     spec = spec or ".4g"
-    return format(float(value), spec if spec[-1] in "fge%" else spec + "g")
+    out = format(float(value), spec if spec[-1] in "fge%" else spec + "g")
+    if abs(value) >= 1e-12 and set(out) <= set("-0.%"):  # a small value that would read as 0: two significant figures
+        return f"{value * 100:.2g}%" if spec.endswith("%") else f"{value:.2g}"
+    return out
 
 
 def check_readable(name: str, tables: list[dict]) -> None:
@@ -43,7 +46,8 @@ def check_readable(name: str, tables: list[dict]) -> None:
     for t in tables:
         texts = [t["caption"], t["corner"], *t["header"], *(c for r in t["rows"] for c in r)]
         assert t["caption"].strip(), (name, t)  # which quantity, in which unit
-        assert all("<" not in x and ">" not in x and "&lt;" not in x for x in texts), (name, t)
+        # no markup as text (a tag, an entity); "< 0.0001", a bound in a cell, is text
+        assert not any(re.search(r"</?[a-zA-Z]|&[a-z]+;|>", x) for x in texts), (name, t)
         assert 1 <= len(t["header"]) <= MAX_COLUMNS, (name, t["caption"], len(t["header"]))
         for row in t["rows"]:
             assert row[0].strip() and not row[0].startswith("series "), (name, t["caption"], row)
@@ -51,13 +55,31 @@ def check_readable(name: str, tables: list[dict]) -> None:
             assert all(len(c) <= 12 for c in row[1:]), (name, row)  # no 16-digit numbers
 
 
-def check_against_traces(name: str, ex, fig, tables: list[dict]) -> None:
+def case_named(ex, state: dict) -> str:
+    """The setting a table's caption must end with (issue 50, I9), written here from the controls: each control's
+    label (without its colon) and the value shown, as the page prints it under the figure."""
+    shown = [c for c in ex.controls if not c.live_only]  # the controls the page has
+    if not shown:
+        return ""
+    return "Shown at: " + "; ".join(f"{c.label.rstrip().rstrip(':')} = {c.label_of(state[c.name])}"
+                                    for c in shown) + "."
+
+
+def check_against_traces(name: str, ex, fig, tables: list[dict], state: dict) -> None:
     """Each row named after a trace: its cells are that trace's values at the columns' points, in the hover's
-    format (the point found by its label: the trace's x, or the figure's own override of the labels)."""
+    format (the point found by its label: the trace's x, or the figure's own override of the labels). Each caption
+    names the case: it ends with the setting shown, and a row name's {control} is that control's value."""
     plan = ex.table_plan()
+    case = case_named(ex, state)
     for t in tables:
+        assert t["caption"].endswith(case), (name, t["caption"], case)
+        own = t["caption"][: len(t["caption"]) - len(case)].strip()
+        assert own, (name, t["caption"])  # the quantity and its unit, before the case
         for row in t["rows"]:
-            matches = [i for i, p in enumerate(plan) if p and p["name"] == row[0] and p["caption"] == t["caption"]]
+            assert "{" not in row[0], (name, row[0])
+            matches = [i for i, p in enumerate(plan) if p and re.sub(r"\{(\w+)\}", lambda m: ex._control[m.group(1)]
+                       .label_of(state[m.group(1)]), p["name"]) == row[0] and p["caption"].strip().rstrip(".")
+                       == own.rstrip(".")]
             if not matches:
                 continue  # an x row or an error row: checked by their own values below
             trace = fig.data[matches[0]].to_plotly_json()
@@ -73,6 +95,9 @@ def check_against_traces(name: str, ex, fig, tables: list[dict]) -> None:
             for label, cell in zip(t["header"], row[1:], strict=True):
                 at = [i for i, lab in enumerate(labels) if lab == label]
                 assert at, (name, row[0], label, labels)
+                if p.get("below") is not None and cell == f"< {p['below']:g}":  # a floor, not a value
+                    assert all(values[i] < p["below"] for i in at), (name, row[0], label, values[at])
+                    continue
                 assert cell in {shown(values[i], spec) for i in at}, (name, row[0], label, cell, values[at])
 
 
@@ -86,7 +111,7 @@ def test_every_table_reads_and_matches_its_figure(name):
         fig = ex.figure_for(**st)
         tables = ex.tables(**st)
         check_readable(name, tables)
-        check_against_traces(name, ex, fig, tables)
+        check_against_traces(name, ex, fig, tables, ex.state(**st))
 
 
 @pytest.mark.parametrize("name", sorted(ALL))
@@ -149,7 +174,44 @@ def test_tables_group_series_by_panel_and_format_like_the_hover():
     tables = figure_tables(go.Figure(fig))
     assert [t["caption"] for t in tables] == ["value (nats)", ""]
     assert [r[0] for r in tables[0]["rows"]] == ["first", "second"]
-    assert tables[0]["rows"][0][1:] == ["0.123", "-0.000"]
+    assert tables[0]["rows"][0][1:] == ["0.123", "-2e-07"]  # not "-0.000": a small value never reads as 0
     assert len(tables[1]["header"]) == 6 and tables[1]["header"][0] == "0" and tables[1]["header"][-1] == "39"
     html = tables_html(tables)
-    assert cells(html)[:2] == [["", "a", "b"], ["first", "0.123", "-0.000"]]
+    assert cells(html)[:2] == [["", "a", "b"], ["first", "0.123", "-2e-07"]]
+
+
+def test_the_plain_figures_have_their_numbers_too():
+    """Issue 50, I9.17: the book's data figures without controls (4.1's temperature bars and prior comparison, 4.2's
+    action space and sparse reward, 4.3's critic figure) carry "Numbers behind the figure" as the explorers do, each
+    caption the quantity and then the figure's title, which names the case; every value as its hover shows it."""
+    import plotly.graph_objects as go
+    from bs4 import BeautifulSoup
+
+    from toy.page.explorers import classical, credit, easy_hard
+    from toy.page.figures import _BookRenderer
+
+    bars = toy.figures.distribution_bars({"τ = 0.5": np.array([0.5, 0.2, 0.1, 0.1, 0.1]), "τ = 1": np.full(5, 0.2)},
+                                         [str(a) for a in range(5)], "π_τ(· | x = 2) at two temperatures")
+    figures = [bars, credit.prior_comparison(prompt=2), easy_hard.action_space_figure(),
+               easy_hard.sparse_reward_figure(prompt=2), classical.critic_figure(prompt=2)]
+    for fig in figures:
+        page = BeautifulSoup(_BookRenderer().to_mimebundle(fig.to_dict())["text/html"], "html.parser")
+        details = page.select_one("details.toy-explorer-table")
+        assert details is not None and details.summary.get_text() == TABLE_LABEL, fig.layout.title.text
+        lines = [" ".join(x.split()) for x in page.select_one(".toy-figure-title").get_text().split("\n") if x.strip()]
+        title = " ".join(lines)
+        tables = []
+        for table in details.select("table"):
+            rows = [[c.get_text() for c in tr.find_all(["th", "td"])] for tr in table.select("tr")]
+            tables.append({"caption": table.caption.get_text(), "corner": rows[0][0], "header": rows[0][1:],
+                           "rows": rows[1:]})
+        check_readable(title, tables)
+        for t in tables:
+            caption = " ".join(t["caption"].split())  # the quantity, then the title's lines as sentences
+            assert caption.endswith(" ".join(x if x[-1] in ".:;!?" else x + "." for x in lines)), (caption, lines)
+            for row in t["rows"]:  # each row: a trace's values, as its hover shows them
+                traces = [tr for tr in go.Figure(fig).data if plain_text(tr.name) == row[0]]
+                assert any(row[1:] == [shown(v, hover_format(tr.hovertemplate, "y")) for v in np.ravel(tr.y)]
+                           or set(row[1:]) < {shown(v, hover_format(tr.hovertemplate, "y")) for v in np.ravel(tr.y)}
+                           for tr in traces), row
+    assert "Numbers behind the figure" not in _BookRenderer().to_mimebundle(go.Figure().to_dict())["text/html"]

@@ -7,6 +7,8 @@ plan the payload carries (the page script's port of it), and after a control cha
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from toy.page.explorer import TABLE_LABEL
@@ -30,15 +32,31 @@ READ_JS = """id => {
         data: gd.data.map(t => Object.fromEntries(keep.filter(k => t[k] !== undefined)
             .map(k => [k, k === 'error_y' ? {array: plain(t[k].array)} : plain(t[k])]))),
         plan: window.toyExplorers[id].spec.tables,
+        controls: window.toyExplorers[id].spec.controls.map(c => ({name: c.name, label: c.label, labels: c.labels})),
+        state: Object.assign({}, window.toyExplorers[id].state),
         layout: Object.fromEntries(Object.keys(gd.layout).filter(k => /^[xy]axis\\d*$/.test(k))
             .map(k => [k, {title: gd.layout[k].title}])),
     };
 }"""
 
 
+def named(read, tab: dict) -> dict:
+    """The table with its case named, as toy.page.explorer.Explorer.named_tables does (issue 50, I9): the caption
+    ends with the setting shown, and a row name's {control} is that control's value."""
+    labels = {c["name"]: c["labels"][read["state"][c["name"]]] for c in read["controls"]}
+    parts = [re.sub(r":\s*$", "", c["label"]) + " = " + labels[c["name"]] for c in read["controls"]]
+    shown = "Shown at: " + "; ".join(parts) + "." if parts else ""
+    caption = tab["caption"].strip()
+    if caption and shown and not caption.endswith("."):
+        caption += "."
+    rows = [[re.sub(r"\{(\w+)\}", lambda m: labels.get(m.group(1), m.group(0)), r[0]), *r[1:]] for r in tab["rows"]]
+    return {**tab, "caption": " ".join(x for x in (caption, shown) if x), "rows": rows}
+
+
 def expected(read) -> list[dict]:
     out = []
     for tab in figure_tables({"data": read["data"], "layout": read["layout"]}, read["plan"]):
+        tab = named(read, tab)
         rows = [[tab["corner"]] + tab["header"]] + tab["rows"]
         out.append({"caption": tab["caption"], "rows": rows, "corner": tab["corner"]})
     return out

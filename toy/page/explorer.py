@@ -63,6 +63,7 @@ COMM_TARGET = "toy-explorer"
 PAGE_VIEWS_KEPT = 64
 """How many page views a kernel answers for: the latest shown (a re-run cell's new view replaces its old one)."""
 _TEMPLATE_FIELD = re.compile(r"\{(\w+)(?::\.(\d+)f)?\}")
+_LABEL_END = re.compile(r":\s*$")  # a control's label without its colon ("Prompt:" → "Prompt")
 
 
 @dataclass(frozen=True)
@@ -352,8 +353,38 @@ class Explorer:
         return self._table_plan
 
     def tables(self, **values) -> list[dict]:
-        """The numbers behind the figure at a setting, as the views show them (``toy.page.tables.figure_tables``)."""
-        return figure_tables(self.figure_for(**values), self.table_plan())
+        """The numbers behind the figure at a setting, as the views show them (``toy.page.tables.figure_tables``),
+        each caption naming the setting shown (``named_tables``)."""
+        return self.named_tables(figure_tables(self.figure_for(**values), self.table_plan()), self.state(**values))
+
+    def shown_at(self, state: dict) -> str:
+        """The setting ``state`` as text, as the page prints it under the figure: "Shown at: Prompt = 2; τ = 1."
+        ("" without controls). The static view's controls only, as the page names them (a live-only control, such
+        as the credit explorer's habit sliders, stays at its default there)."""
+        if not self.static_controls:
+            return ""
+        return "Shown at: " + "; ".join(f"{_LABEL_END.sub('', c.label)} = {c.label_of(state[c.name])}"
+                                        for c in self.static_controls) + "."
+
+    def named_tables(self, tables: list[dict], state: dict) -> list[dict]:
+        """``tables`` with the case they show named: {control} in a row's name becomes the control's value at
+        ``state`` ("ε_high = {eps_high}"), and each caption ends with ``shown_at(state)``, so a table read alone (in
+        print, by a screen reader) says which prompt, τ, method … its numbers belong to. The page script does the same
+        at every redraw."""
+        shown = self.shown_at(state)
+
+        def name(text: str) -> str:
+            return _TEMPLATE_FIELD.sub(lambda m: self._control[m.group(1)].label_of(state[m.group(1)])
+                                       if m.group(1) in self._control else m.group(0), text)
+
+        out = []
+        for tab in tables:
+            caption = tab["caption"].strip()
+            if caption and shown and not caption.endswith("."):
+                caption += "."
+            out.append({**tab, "caption": " ".join(x for x in (caption, shown) if x),
+                        "rows": [[name(r[0]), *r[1:]] for r in tab["rows"]]})
+        return out
 
     def axis_plan(self) -> dict[str, dict]:
         """How each value axis gets its range from the bound outputs: {layout axis key: plan}.
@@ -698,7 +729,10 @@ class LiveView:
     def _show_table(self, _change=None) -> None:
         self.table.layout.display = "block" if self.table_toggle.value else "none"
         if self.table_toggle.value:
-            self.table.value = tables_html(figure_tables(self.figure, self._tables))
+            self.table.value = self._tables_html()
+
+    def _tables_html(self) -> str:
+        return tables_html(self.explorer.named_tables(figure_tables(self.figure, self._tables), self.state()))
 
     def state(self) -> dict:
         """The control state the widgets show (continuous sliders give their value, the others an option)."""
@@ -734,7 +768,7 @@ class LiveView:
                 for key, span in ranges.items():
                     self.figure.layout[key].range = span
         if self.table_toggle.value:
-            self.table.value = tables_html(figure_tables(self.figure, self._tables))
+            self.table.value = self._tables_html()
 
     @contextlib.contextmanager
     def _data_only(self):

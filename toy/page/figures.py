@@ -6,17 +6,20 @@ more than colour) for the sequence-level credit that critic-free methods give ev
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import html
 import json
 import os
 import re
 
+import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
 from .. import checks
+from .tables import figure_tables, plain_text, tables_html
 
 EXACT = dict(color="#1f77b4")
 SEQUENCE = dict(color="#d9620b", pattern=dict(shape="/", fgcolor="#7a3a00", solidity=0.3))
@@ -243,11 +246,44 @@ def book_figure_html(fig_dict: dict) -> str:
                        validate=False).replace("</", "<\\/")
     height = int(layout.get("height") or 450)
     plot = (f'<div class="toy-plot" id="{uid}" style="height:{height}px"></div>'
-            f'<script type="application/json" class="toy-plot-spec" data-for="{uid}">{spec}</script>')
+            f'<script type="application/json" class="toy-plot-spec" data-for="{uid}">{spec}</script>'
+            + _figure_numbers_html(fig_dict, html.unescape(title)))
     if not title:
         return f'<div class="toy-figure">{plot}</div>'
     return (f'<div class="toy-figure" role="figure" aria-labelledby="{uid}-title">'
             f'<div class="toy-figure-title" id="{uid}-title">{title}</div>{plot}</div>')
+
+
+def _decoded(value):
+    """A figure dict's typed array (plotly's ``{"dtype": "f8", "bdata": base64, "shape": "2, 3"}``) as a numpy array;
+    any other value (an error_y dict's own typed arrays included) as it is, decoded one level down."""
+    if isinstance(value, dict) and "bdata" in value and "dtype" in value:
+        a = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        return a.reshape([int(s) for s in str(shape).split(",")]) if shape else a
+    if isinstance(value, dict):
+        return {k: _decoded(v) for k, v in value.items()}
+    return value
+
+
+def _figure_numbers_html(fig_dict: dict, title: str = "") -> str:
+    """A plain figure's "Numbers behind the figure", as an explorer has them (``toy.page.tables``): its tables at
+    the one setting it shows, each caption (the quantity, its unit) followed by the figure's title, which names the
+    case ("π_τ(· | x = 2, prefix 1 2) at three temperatures"). "" when the figure has no table a reader could use
+    (a diagram, a trace without a name)."""
+    data = [{k: _decoded(v) for k, v in t.items()} for t in fig_dict.get("data") or []]
+    tables = figure_tables({"data": data, "layout": fig_dict.get("layout") or {}})
+    if not tables or any(not r[0].strip() for t in tables for r in t["rows"]):
+        return ""
+    lines = [x for x in (plain_text(line) for line in title.split("\n")) if x]  # the title's lines, as sentences
+    case = " ".join(line if line[-1] in ".:;!?" else line + "." for line in lines)
+    for t in tables:
+        caption = t["caption"].strip()
+        caption = caption[:1].upper() + caption[1:]
+        t["caption"] = " ".join(x for x in (caption + ("." if caption and not caption.endswith(".") else ""),
+                                            case) if x)
+    return ('<details class="toy-explorer-table toy-figure-table"><summary>Numbers behind the figure</summary>'
+            f'<div class="toy-explorer-tables">{tables_html(tables)}</div></details>')
 
 
 class _BookRenderer(pio.base_renderers.MimetypeRenderer):

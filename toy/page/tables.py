@@ -16,7 +16,8 @@ cell (the category axis's title). A figure overrides any of it per trace with ``
 * ``error``: the name of a row for the trace's error bars (``± 1 sd``); without it, error bars get none;
 * ``header``: the column labels, in place of the trace's x values (a line drawn at one level: "every step");
 * ``columns``: the indices of the points shown (a curve over a grid of β: every third β);
-* ``x_row``: the name of a row of the trace's x values, in the hover's format (a curve whose x is a result: KL).
+* ``x_row``: the name of a row of the trace's x values, in the hover's format (a curve whose x is a result: KL);
+* ``below``: values under this bound read "< bound" (a log axis's floor, not a value: "< 0.0001", not "1e-05").
 
 Columns with the same label and the same values in every row (a curve padded by repeating its last point, a level
 drawn from one end to the other) are shown once.
@@ -41,6 +42,10 @@ MAX_COLUMNS = 9
 """The most columns a table has: a longer curve is sampled."""
 SAMPLES = 6
 """Evenly spaced points (by index, the ends included) a long curve without ``points`` is sampled at."""
+SMALL_DIGITS = 2
+"""Significant figures of a value that its format would show as zeros."""
+ROUNDOFF = 1e-12
+"""Below this size a value is floating-point round-off of an exact 0 (3.4e-33), and reads as 0 in its format."""
 DEFAULT_FORMAT = ".4g"
 """The format of values whose trace's hover names none."""
 
@@ -76,7 +81,9 @@ def hover_formats(template) -> dict[str, str]:
 
 def format_value(value: float, spec: str) -> str:
     """``value`` in the hover's ``spec`` (Python's format mini-language, which shares d3's for these specs; a bare
-    type or none gives 6 significant digits, as ``{:g}``)."""
+    type or none gives 6 significant digits, as ``{:g}``). A value that is not 0 but would read as zeros ("0.0000"
+    for 2.3e-05) is given in ``SMALL_DIGITS`` significant figures instead: a table never shows a small value as 0
+    (round-off of an exact 0, under ``ROUNDOFF``, aside)."""
     value = float(value)
     if not math.isfinite(value):
         return str(value)
@@ -84,7 +91,10 @@ def format_value(value: float, spec: str) -> str:
         spec = spec + "g"
     if spec[-1] not in "fge%":
         spec += "g"
-    return format(value, spec)
+    out = format(value, spec)
+    if abs(value) >= ROUNDOFF and not re.search(r"[1-9]", out.split("e")[0]):
+        return format(value * 100, f".{SMALL_DIGITS}g") + "%" if spec[-1] == "%" else format(value, f".{SMALL_DIGITS}g")
+    return out
 
 
 def _number(v) -> float | None:
@@ -158,6 +168,7 @@ def table_plan(fig) -> list[dict | None]:
             "header": own.get("header"),
             "columns": own.get("columns"),
             "x_row": own.get("x_row"),
+            "below": own.get("below"),
         })
     return plan
 
@@ -199,6 +210,12 @@ def _columns(n: int, xs: list, points, marked: list[float]) -> list[int]:
     return sorted(keep)
 
 
+def _shown(value: float, spec) -> str:
+    """A cell: ``value`` in the format ``spec``, or (``spec`` a pair: format, bound) "< bound" when under the bound."""
+    spec, below = spec if isinstance(spec, tuple) else (spec, None)
+    return f"< {below:g}" if below is not None and value < below else format_value(value, spec)
+
+
 def figure_tables(fig, plan: list[dict | None] | None = None) -> list[dict]:
     """The tables of ``fig`` (a plotly figure or its dict) by ``plan`` (``table_plan(fig)`` when None): each a dict
     with ``caption``, ``corner``, ``header`` (column labels) and ``rows`` ([name, cell text, ...])."""
@@ -232,7 +249,7 @@ def figure_tables(fig, plan: list[dict | None] | None = None) -> list[dict]:
         g["points"] = g["points"] or p["points"]
         if p["x_row"]:
             g["rows"].append((p["x_row"], [_number(c) for c in cats], p["cat_format"] or DEFAULT_FORMAT))
-        g["rows"].append((p["name"], values, p["format"]))
+        g["rows"].append((p["name"], values, (p["format"], p.get("below"))))
         error = _get(t, "error_y.array")
         if p["error"] and error is not None:
             g["rows"].append((p["error"], [float(v) for v in np.ravel(np.asarray(error, dtype=float))], p["format"]))
@@ -240,7 +257,7 @@ def figure_tables(fig, plan: list[dict | None] | None = None) -> list[dict]:
     for g in groups.values():
         seen, distinct = set(), []
         for i, label in enumerate(g["labels"] if not g["columns"] else []):
-            cells = (label,) + tuple(format_value(vals[i], spec) for _n, vals, spec in g["rows"])
+            cells = (label,) + tuple(_shown(vals[i], spec) for _n, vals, spec in g["rows"])
             if cells not in seen:
                 seen.add(cells)
                 distinct.append(i)
@@ -254,7 +271,7 @@ def figure_tables(fig, plan: list[dict | None] | None = None) -> list[dict]:
             cols = _columns(len(g["labels"]), g["xs"], g["points"], marked.get(g["cat_axis"], []))
         tables.append({
             "caption": g["caption"], "corner": g["corner"], "header": [g["labels"][i] for i in cols],
-            "rows": [[name] + [format_value(vals[i], spec) for i in cols] for name, vals, spec in g["rows"]],
+            "rows": [[name] + [_shown(vals[i], spec) for i in cols] for name, vals, spec in g["rows"]],
         })
     return tables
 

@@ -592,6 +592,9 @@
         out = e;
       } else out = pyGeneral(x, p === undefined ? 6 : Math.max(p, 1));
       if (comma) out = out.replace(/^(-?)(\d+)/, (_, sign, d) => sign + d.replace(/\B(?=(\d{3})+(?!\d))/g, ","));
+      // a value that is not 0 (nor round-off, under 1e-12) but reads as zeros: 2 significant figures
+      // (toy.page.tables.SMALL_DIGITS, ROUNDOFF)
+      if (Math.abs(x) >= 1e-12 && !/[1-9]/.test(out.split("e")[0])) out = type === "%" ? pyGeneral(x * 100, 2) + "%" : pyGeneral(x, 2);
       return out;
     }
     const asNumber = (v) => (typeof v === "string" && v.trim() === "" ? null
@@ -602,6 +605,8 @@
       return x === null || (typeof v === "string" && !fmt) ? plainText(v) : pyFormat(x, fmt);
     };
     const getPath = (obj, path) => path.split(".").reduce((o, k) => (o == null ? o : o[k]), obj);
+    // toy.page.tables._shown: a value under the plan's bound ("below": a log axis's floor) reads "< bound"
+    const shownCell = (x, fmt, below) => (below != null && x < below ? "< " + pyGeneral(below) : pyFormat(x, fmt));
     function tablesOf(traces) {
       const plan = spec.tables || [];
       const arr = (v) => (v && v._inputArray) || v;  // plotly keeps a typed array's decoded values there
@@ -631,7 +636,7 @@
         const g = groups.get(key);
         g.points = g.points || p.points;
         if (p.x_row) g.rows.push([p.x_row, cats.map(asNumber), p.cat_format || ".4g"]);
-        g.rows.push([p.name, values, p.format]);
+        g.rows.push([p.name, values, p.format, p.below]);
         const err = arr(getPath(t, "error_y.array"));
         if (p.error && err) g.rows.push([p.error, Array.from(err, Number), p.format]);
       });
@@ -646,12 +651,12 @@
           const seen = new Set();
           const distinct = [];
           g.labels.forEach((label, i) => {
-            const cells = [label, ...g.rows.map(([, v, f]) => pyFormat(v[i], f))].join("\u0000");
+            const cells = [label, ...g.rows.map(([, v, f, b]) => shownCell(v[i], f, b))].join("\u0000");
             if (!seen.has(cells)) { seen.add(cells); distinct.push(i); }
           });
           g.labels = distinct.map((i) => g.labels[i]);
           g.xs = distinct.map((i) => g.xs[i]);
-          g.rows = g.rows.map(([n, v, f]) => [n, distinct.map((i) => v[i]), f]);
+          g.rows = g.rows.map(([n, v, f, b]) => [n, distinct.map((i) => v[i]), f, b]);
           const n = g.labels.length;
           if (n <= 9) cols = new Set(g.labels.map((_, i) => i));
           else {
@@ -663,17 +668,26 @@
         }
         const order = [...cols].sort((a, b) => a - b);
         return { caption: g.caption, corner: g.corner, header: order.map((i) => g.labels[i]),
-          rows: g.rows.map(([name, v, f]) => [name, ...order.map((i) => pyFormat(v[i], f))]) };
+          rows: g.rows.map(([name, v, f, b]) => [name, ...order.map((i) => shownCell(v[i], f, b))]) };
       });
     }
+    // toy.page.explorer.Explorer.named_tables: each caption ends with the setting shown, and {control} in a row's
+    // name is the control's value, so the tables name their case at every redraw.
+    const withCase = (caption) => {
+      const shownAt = settingText();
+      const base = caption.trim();
+      return [base && shownAt && !base.endsWith(".") ? base + "." : base, shownAt].filter((x) => x).join(" ");
+    };
+    const rowName = (name) => name.replace(/\{(\w+)(?::\.(\d+)f)?\}/g, (m, key) => (byName[key]
+      ? byName[key].labels[state[key]] : m));
     function fillTables(traces) {
       if (!numbers.open) return;
       const esc = (x) => String(x).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
       numbers.lastChild.innerHTML = tablesOf(traces).map((g) => "<table class=\"toy-explorer-numbers\">"
-        + (g.caption ? "<caption>" + esc(g.caption) + "</caption>" : "")
+        + (withCase(g.caption) ? "<caption>" + esc(withCase(g.caption)) + "</caption>" : "")
         + "<thead><tr>" + (g.corner ? "<th scope=\"col\">" + esc(g.corner) + "</th>" : "<td></td>")
         + g.header.map((c) => "<th scope=\"col\">" + esc(c) + "</th>").join("") + "</tr></thead><tbody>"
-        + g.rows.map(([name, ...v]) => "<tr><th scope=\"row\">" + esc(name) + "</th>"
+        + g.rows.map(([name, ...v]) => "<tr><th scope=\"row\">" + esc(rowName(name)) + "</th>"
           + v.map((x) => "<td>" + esc(x) + "</td>").join("") + "</tr>").join("") + "</tbody></table>").join("");
     }
     numbers.addEventListener("toggle", () => { if (figDiv.data) fillTables(figDiv.data); });

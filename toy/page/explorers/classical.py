@@ -350,9 +350,9 @@ def staleness_explorer(prompt: int = 2) -> Explorer:
         compute=compute, figure=fig,
         traces=[(0, "y", ["seq"]), (1, "y", ["tok"]), (2, "y", ["norm"]), (3, "x", ["k_here"]),
                 (3, "y", ["y_here"])],
-        layout={"title.text": "k = {k}: Var[w] = {var:.3f}, so the weighted batch is worth {ess:.0f}% of its "
-                              "samples; per-token Var[ρ] = {tok_here:.4f}; E[r] after " + str(EARLY_UPDATES)
-                              + " updates {early:.2f}, after " + str(RUN_UPDATES) + " {final:.2f}"},
+        layout={"title.text": "k = {k}: Var[w] averaged over the run = {var:.3f}, so a batch with that variance is "
+                              "worth {ess:.0f}% of its samples; per-token Var[ρ] = {tok_here:.4f}; E[r] after "
+                              + f"{EARLY_UPDATES} updates {{early:.2f}}, after {RUN_UPDATES} {{final:.2f}}"},
         caption=f"Prompt {prompt}, sum reward: {RUN_UPDATES} exact gradient-ascent updates of a tabular policy from "
                 "the pretrained π_ref; variances are exact and averaged over the run (a policy that has converged "
                 "barely moves, so its later windows add little). GSPO's ratio is w^(1/L), the sequence weight's "
@@ -420,6 +420,8 @@ def clipping_explorer() -> Explorer:
         trace.meta = {"table": {"caption": "Training on one state: entropy (nats)"}}
     for trace in fig.data[4:6]:
         trace.meta = {"table": {"caption": "Training on one state: probability of the rare rewarded token"}}
+    for trace, name in zip(fig.data[1::2], ("growth", "entropy", "P(rare rewarded)"), strict=True):
+        trace.meta = {"table": {**trace.meta["table"], "name": name + ", ε_high = {eps_high}"}}  # the value, named
     fig.update_xaxes(type="log", title_text="probability before the update", row=1, col=1)
     fig.update_xaxes(title_text="update", row=2, col=1)
     fig.update_yaxes(title_text="(p_new − p_old) / p_old", tickformat=".0%", rangemode="tozero", row=1, col=1)

@@ -135,6 +135,9 @@ def group_advantages() -> Explorer:
     for trace in fig.data[3:]:
         trace.meta = {"table": {"caption": "One advantage per response of the group (reward units; GRPO's A_i "
                                            "have none)"}}
+    # the method's rows by the method's name ({method}: the selected one, as the tables name it at each setting)
+    for i, name in ((2, "{method}'s A₁, on every token"), (3, "{method}'s A_i")):
+        fig.data[i].meta = {"table": {**fig.data[i].meta["table"], "name": name}}
     fig.update_yaxes(title_text="advantage", zeroline=True, zerolinecolor="#444", row=1, col=1)
     fig.update_yaxes(title_text="advantage", zeroline=True, zerolinecolor="#444", row=2, col=1)
     fig.update_xaxes(title_text="token of response 1", dtick=1, row=1, col=1)
@@ -396,7 +399,8 @@ def value_estimates() -> Explorer:
                     hovertemplate="%{x}: %{y:.4f}<extra>" + name + "</extra>")
     values = {"caption": "V(s_t) along the response (reward units)", "header": [str(t) for t in ts]}
     for trace in fig.data[:3]:
-        trace.meta = {"table": values if trace.error_y.array is None else {**values, "error": "VinePPO: 1 sd"}}
+        trace.meta = {"table": values if trace.error_y.array is None else {
+            **values, "name": "VinePPO: mean of K rollouts", "error": "VinePPO: sd of that mean, √(Var/K)"}}
     for trace in fig.data[3:]:
         trace.meta = {"table": {"caption": "Advantage error E[(Â_t − A_t)²] (reward²)"}}
     fig.update_xaxes(title_text="tokens written, t", dtick=1, row=1, col=1)
@@ -553,7 +557,7 @@ def training_curves() -> Explorer:
         if trace.name == "KL-regularised optimum π*":
             table.update(header=["every step"] * 2)
         elif trace.name == "chosen: mean ± 1 sd over seeds":
-            table.update(name="chosen method: mean", error="chosen method: 1 sd over seeds")
+            table.update(name="{method}: mean", error="{method}: 1 sd over seeds")
         trace.meta = {"table": table}
     fig.update_xaxes(title_text="training step", range=[-1, TRAIN_STEPS + 1])
     fig.update_yaxes(title_text="E[r]", range=[0, 1.04], row=1, col=1)

@@ -78,8 +78,8 @@ def resets_explorer(prompt: int = 2) -> Explorer:
                     line=dict(color=EXACT_COLOUR, dash="dash", width=2.5), row=2, col=1,
                     hovertemplate="K = %{x}: %{y:.4f}<extra>exact</extra>")
     fig.data[0].meta = {"table": {"skip": True}}  # 20 estimates per K: their error is the lower panel's table
-    fig.data[1].meta = {"table": {"caption": "Estimates from K rollouts: the exact V and its standard error "
-                                             "(reward units)"}}
+    fig.data[1].meta = {"table": {"caption": "The band the K-rollout estimates (the dots) fall in: the exact V and "
+                                             "its standard error (reward units; the dots' error is the next table)"}}
     fig.data[2].meta = {"table": {"name": "V + exact standard error σ/√K",
                                   "caption": fig.data[1].meta["table"]["caption"]}}
     fig.data[3].meta = {"table": {"name": "V − exact standard error σ/√K",
@@ -138,10 +138,10 @@ def prior_explorer() -> Explorer:
                         subplot_titles=("Chance of a reward", "Gradient noise ÷ signal"))
     t = list(PRIOR_CURVE)
     fig.add_scatter(x=t, y=t, mode="lines", name="P(a sample earns reward)", line=dict(color=EXACT_COLOUR, width=3),
-                    row=1, col=1, hovertemplate="τ = %{x:.2f}: %{y:.4f}<extra>P(reward > 0)</extra>")
+                    row=1, col=1, hovertemplate="τ = %{x:.2f}: %{y:.3g}<extra>P(reward > 0)</extra>")
     fig.add_scatter(x=t, y=t, mode="lines", name="e^H / 625: share in play",
                     line=dict(color=GREY, dash="dot", width=2), row=1, col=1,
-                    hovertemplate="τ = %{x:.2f}: %{y:.4f}<extra>e^H / 625</extra>")
+                    hovertemplate="τ = %{x:.2f}: %{y:.3g}<extra>e^H / 625</extra>")
     fig.add_scatter(x=t, y=t, mode="lines", name="tr Cov(g) / ‖∇J‖², baseline V(x)",
                     line=dict(color=SEQUENCE_COLOUR, width=3), row=2, col=1,
                     hovertemplate="τ = %{x:.2f}: %{y:.4g}<extra>with baseline</extra>")
@@ -362,8 +362,8 @@ def long_credit_explorer(prompt: int = 2) -> Explorer:
                     line=dict(color=SEQUENCE_COLOUR, dash="dash", width=3), marker=dict(symbol="square"), row=2,
                     col=1, hovertemplate="L = %{x:,}: %{y:.3g}<extra>noise</extra>")
     for trace in fig.data[:2]:
-        trace.meta = {"table": {"caption": "Where credit sits: mean square over each twentieth of the response "
-                                           "(reward²; 1e-05 stands for a value below 10⁻⁴, not drawn)"}}
+        trace.meta = {"table": {"caption": "Where credit sits: mean square over six of the response's twenty "
+                                           "twentieths (reward²; values below 10⁻⁴ are not drawn)", "below": 1e-4}}
     for trace in fig.data[2:]:
         trace.meta = {"table": {"caption": "Per token, against the length: mean square per token (reward²)"}}
     fig.update_xaxes(title_text="position (share of the response)", tickformat=".0%", tickvals=[0.25, 0.5, 0.75, 1.0],

@@ -83,7 +83,8 @@ def tree_explorer(prompt: int = 2) -> Explorer:
         trace.meta = {"table": {"skip": True}}
     fig.data[L + 2].meta = {"table": {"values": "customdata", "name": "reward r(x, y)", "label": "{y}",
                                       "corner": "last token of the completion",
-                                      "caption": "The chosen path's 5 completions: their reward (reward units)"}}
+                                      "caption": f"The chosen path's 5 completions, prompt x = {prompt}: their reward "
+                                                 "(reward units; the path's V and probability are in the title)"}}
     fig.data[L + 3].meta = {"table": {"skip": True}}
     fig.update_xaxes(title_text="depth t: tokens written so far", tickvals=list(range(L + 1)),
                      range=[-0.4, L + 0.4])

@@ -213,7 +213,8 @@ def sft_then_rl() -> Explorer:
                     hovertemplate="%{y:.3f}<extra>correct demonstrations</extra>")
     for trace in fig.data[:-2]:
         trace.meta = {"table": {"skip": True} if trace.name.endswith(" band") else {
-            "caption": "Success rate E[r], exact, mean of the seeds (a probability)"}}
+            "caption": f"Success rate E[r], exact, mean of the {len(RL_SEEDS)} seeds the figure draws (a probability; "
+                       f"the text quotes means of {len(SEEDS)})"}}
     for trace in fig.data[-2:]:  # levels: one column, not the same number at every step
         trace.meta = {"table": {"caption": "The two levels drawn across: success rate (a probability)", "corner": "",
                                 "header": ["at every step"] * len(steps)}}
