@@ -96,15 +96,13 @@
 
   async function probe(route) {
     // null if the route answers, else why not (in words for the reader)
-    const ctrl = new AbortController();
-    const timer = setTimeout(() => ctrl.abort(), PROBE_MS);
     try {
       if (route.kind === "binder") {
-        await fetch(`${route.url}/health`, {mode: "no-cors", signal: ctrl.signal, cache: "no-store"});
+        await fetchWithin(`${route.url}/health`, {mode: "no-cors"});
         return null;
       }
       const headers = route.token ? {Authorization: `token ${route.token}`} : {};
-      const r = await fetch(`${route.url}/api/status`, {headers, signal: ctrl.signal, cache: "no-store"});
+      const r = await fetchWithin(`${route.url}/api/status`, {headers});
       if (r.ok) return null;
       if (r.status === 401 || r.status === 403) {
         return `it answered but refused this page's token (open the link that scripts/live.sh printed)`;
@@ -122,20 +120,25 @@
           "without it has no token)";
       }
       return "it did not answer (start one with: bash scripts/live.sh)";
-    } finally {
-      clearTimeout(timer);
     }
   }
 
   async function running(url) {
     // whether anything answers at url (an opaque no-cors request: no headers, no token, nothing read)
-    const ctrl = new AbortController();
-    const timer = setTimeout(() => ctrl.abort(), PROBE_MS);
     try {
-      await fetch(`${url}/api/status`, {mode: "no-cors", signal: ctrl.signal, cache: "no-store"});
+      await fetchWithin(`${url}/api/status`, {mode: "no-cors"});
       return true;
     } catch (e) {
       return false;
+    }
+  }
+
+  async function fetchWithin(url, init) {
+    // fetch, never from the cache, abandoned after PROBE_MS (a silent server costs no more)
+    const ctrl = new AbortController();
+    const timer = setTimeout(() => ctrl.abort(), PROBE_MS);
+    try {
+      return await fetch(url, {...init, signal: ctrl.signal, cache: "no-store"});
     } finally {
       clearTimeout(timer);
     }
