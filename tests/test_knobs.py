@@ -155,8 +155,14 @@ def test_bad_input():
 ALSO_READ = {
     # names the boxes of 4.3 and 4.5 quote beyond the table's, read at the same commits
     "trl/trainer/grpo_config.py": {"use_vllm", "vllm_importance_sampling_clip_max",
-                                   "vllm_importance_sampling_clip_min", "learning_rate"},
-    "openrlhf/cli/train_ppo_ray.py": {"--algo.advantage.is_correction_threshold"},
+                                   "vllm_importance_sampling_clip_min", "learning_rate",
+                                   "steps_per_generation", "mask_truncated_completions"},  # None; False
+    "openrlhf/cli/train_ppo_ray.py": {"--algo.advantage.is_correction_threshold", "--rollout.batch_size",
+                                      "--train.batch_size", "--rollout.temperature",  # 1024; 128; 1.0
+                                      "--reward.overlong_buffer_len"},  # None: "reward with optional overlong penalty"
+    "verl/trainer/config/_generated_ppo_trainer.yaml": {"data.train_batch_size",  # 1024
+                                                        "actor_rollout_ref.actor.ppo_mini_batch_size",  # 256
+                                                        "actor_rollout_ref.rollout.temperature"},  # 1.0
     "verl/trainer/config/algorithm/rollout_correction.yaml": {"rollout_is_threshold"},
     # logged metrics the "starting a run" box names (slashed names are not matched below, but were read too:
     # TRL's sampling/importance_sampling_ratio/mean, verl's rollout_corr/rollout_is_mean and
