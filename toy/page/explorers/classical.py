@@ -144,7 +144,8 @@ def critic_figure(prompt: int = 2) -> go.Figure:
                      title_text="RMS error against the exact V")
     base_layout(fig, "A learned critic against Monte Carlo values, per rollout consumed<br>"
                      f"Prompt {prompt}, sum reward, pretrained π_ref at τ = 1. Critics: least squares on one-hot "
-                     f"features (weights: this prompt's), fitted to N sampled responses (N rollouts), mean of {CRITIC_SEEDS} seeds. Monte "
+                     f"features (weights: this prompt's), fitted to N sampled responses (N rollouts), mean of "
+                     f"{CRITIC_SEEDS} seeds. Monte "
                      f"Carlo: K rollouts restarted at each of the {n_states} states before the last token "
                      f"(K × {n_states} rollouts), its error √(Var[r | s]/K) exact.", height=480)
     return fig
