@@ -37,3 +37,18 @@ def test_only_the_tabular_score_of_an_unseen_response_stays_at_zero():
         scores = np.delete(proxy.table.ravel(), sorted(seen))
         unseen[features] = float(np.abs(scores).max())
     assert unseen["tabular"] == 0 and unseen["additive"] > 0.1 and unseen["both"] > 0.1
+
+
+def test_the_action_space_table_has_the_length_its_title_quotes():
+    """I9: the title quotes 1,000 tokens (10^4,701 responses, about 10^22 in play at h = 0.05); the table has that
+    column, so both can be read from it."""
+    from toy.page.explorers import easy_hard
+    from toy.page.tables import figure_tables
+
+    fig = easy_hard.action_space_figure()
+    (table,) = figure_tables(fig)
+    i = table["header"].index("1000")
+    rows = {r[0]: r[1:] for r in table["rows"]}
+    assert rows["every response, |V| = 50,257 (GPT-2)"][i] == "4,701" and "10^4,701" in fig.layout.title.text
+    assert rows["in play at h = 0.05 nats/token"][i] == "21.7" and "about 10^22" in fig.layout.title.text
+    assert "4" in table["header"]  # the toy's length, which the figure marks
