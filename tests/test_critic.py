@@ -76,6 +76,20 @@ def test_exact_fit_is_the_mean_of_targets_in_each_cell(features):
                                             ("running_sum", 5 * 76), ("tabular", 5 * 156)])
 def test_n_params(features, count):
     assert Critic(4, features).n_params == count
+    assert Critic(4, features).per_prompt == count // 5
+
+
+def test_the_critic_figure_counts_one_prompts_weights_as_the_text_does():
+    """4.3's critic legend counted every prompt's weights (780 for the table) beside a text that counts one
+    prompt's (156): the claim review's I5. The legend now names this prompt's weights, and the reachable ones."""
+    from toy.page.explorers import classical
+
+    names = [t.name.replace("<br>", " ") for t in classical.critic_figure(prompt=2).data]
+    assert "critic, prompt (1 weight)" in names
+    assert "critic, last token (16 weights)" in names
+    assert "critic, running sum (56 reachable of 76 weights)" in names
+    assert "critic, tabular (156 weights)" in names
+    assert Critic(4, "running_sum").weights_reached(2) == 56
 
 
 @pytest.mark.parametrize("features", list(FEATURES))

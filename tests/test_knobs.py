@@ -112,6 +112,13 @@ def test_the_estimator_values_name_the_methods_they_are():
     assert all("no decoupled λ" in getattr(row, f).note for f in knobs.TRAINERS)  # none of the three has it
 
 
+def test_reinforce_plus_plus_is_no_group_baseline_not_one_sample():
+    """The claim review's I7: OpenRLHF asserts n_samples_per_prompt > 1 only for rloo, reinforce_baseline, group_norm
+    and dr_grpo, so reinforce (REINFORCE++) runs with any n: what defines it is that it has no group baseline."""
+    row = next(k for k in knobs.KNOBS if k.knob == "the advantage estimator")
+    assert "REINFORCE++ (no group baseline, usually one sample per prompt;" in row.book
+
+
 @pytest.mark.parametrize("project", list(READ))
 def test_every_setting_name_is_the_one_read_at_the_recorded_commit(project):
     commit, files = READ[project]

@@ -245,6 +245,9 @@ def test_reinforce_pp_one_baseline_far_from_a_prompts_value_adds_noise():
     from toy.rewards import reward_table
     box = paragraph_with(NB45, "REINFORCE++ itself")
     assert "one response per prompt" in box.replace("\n", " ") and "clipped ratio" in box
+    # the claim review's I7: no group baseline defines it, not one sample (OpenRLHF accepts any n for reinforce)
+    assert "uses no group baseline (it is usually run with one response per prompt, but works with more)" \
+        in " ".join(box.split())
     ref = toy.reference_policy()
     P, s2 = ref.response_probs(X), score_norms(ref, X)
     r = reward_table("sum_to_target", X, ref.length, ref.n_actions)

@@ -73,3 +73,27 @@ def test_figure_fits_a_narrow_screen():
     assert len({b.y0 for b in r1}) == 2 and len({b.x0 for b in r1}) == 3
     longer = sum(len(stages) > recipes.COLUMNS for _, stages in recipes.RECIPES.values())
     assert longer == 3 and sum(s.type == "path" for s in fig.layout.shapes) == longer
+
+
+def test_the_figure_as_a_table_lists_each_recipes_stages_not_coordinates():
+    """The claim review's E1: the pipeline figure's "Numbers behind the figure" were its boxes' plot coordinates. Its
+    table is now one row per recipe, its stages in order with what each learns from, and no coordinate."""
+    from bs4 import BeautifulSoup
+
+    from toy.page.figures import _BookRenderer
+
+    page = BeautifulSoup(_BookRenderer().to_mimebundle(recipes.pipeline_figure().to_dict())["text/html"],
+                         "html.parser")
+    details = page.select_one("details.toy-figure-table")
+    assert details.summary.get_text() == "The figure as a table"
+    assert "Numbers behind the figure" not in page.get_text()
+    (table,) = details.select("table")
+    assert table.caption.get_text() == "Recipe stages in order, with what each learns from (no numeric quantity)."
+    rows = [[c.get_text() for c in tr.find_all(["th", "td"])] for tr in table.select("tbody tr")]
+    assert [r[0] for r in rows] == list(recipes.RECIPES)
+    for (name, stages_text), (_, stages) in zip(rows, recipes.RECIPES.values(), strict=True):
+        parts = stages_text.split(" → ")
+        assert len(parts) == len(stages), name
+        for part, stage in zip(parts, stages, strict=True):
+            assert part == f"{stage.name} ({recipes.KINDS[stage.kind]['label']}: {stage.data})"
+    assert "RL (GRPO) (RL on the model's own samples: accuracy and format, by rule; no SFT)" in rows[2][1]

@@ -81,6 +81,11 @@ class Critic:
         """Number of weights: len(PROMPTS) × cells per prompt."""
         return int(self.weights.size)
 
+    @property
+    def per_prompt(self) -> int:
+        """Number of weights one prompt owns (``n_params`` / len(PROMPTS)), reachable or not."""
+        return int(self._per_prompt)
+
     def __repr__(self) -> str:
         return f"Critic(length={self.length}, features={self.features!r}, n_params={self.n_params})"
 

@@ -95,6 +95,11 @@ def _time_limit(seconds: float):
         signal.signal(signal.SIGALRM, old)
 
 
+FEEDBACK_DIGITS = 12
+"""Significant figures of the expected and returned numbers in a failed check's message: enough to show a difference
+just above the tolerance (at 6, a check failed with "expected 0.500333, but the function returned 0.500333")."""
+
+
 def _show(value) -> str:
     if isinstance(value, np.ndarray):
         return np.array2string(value, precision=6, suppress_small=False, separator=", ")
@@ -113,8 +118,10 @@ def _compare(ex: Exercise, got, want) -> str | None:
         got = float(got)
         if not math.isfinite(got):
             return f"expected {_show(float(want))}, but the function returned {got}"
-        if abs(got - float(want)) > ex.tolerance * max(1.0, abs(float(want))):
-            return f"expected {_show(float(want))}, but the function returned {_show(got)}"
+        allowed = ex.tolerance * max(1.0, abs(float(want)))
+        if abs(got - float(want)) > allowed:  # digits enough to show the difference (issue 50c: "0.500333" twice)
+            return (f"expected {float(want):.{FEEDBACK_DIGITS}g}, but the function returned {got:.{FEEDBACK_DIGITS}g}"
+                    f" (off by {abs(got - float(want)):.3g}; the check allows {allowed:.3g})")
         return None
     want = np.asarray(want, dtype=float)
     try:
@@ -126,7 +133,11 @@ def _compare(ex: Exercise, got, want) -> str | None:
     if not np.all(np.isfinite(arr)):
         return f"expected {_show(want)}, but the function returned {_show(arr)} (not all finite)"
     if not np.allclose(arr, want, atol=ex.tolerance, rtol=ex.tolerance):
-        return f"expected {_show(want)}, but the function returned {_show(arr)}"
+        off = np.abs(arr - want)
+        i = int(np.argmax(off - ex.tolerance * (1 + np.abs(want))))  # the entry furthest outside the tolerance
+        return (f"expected {_show(want)}, but the function returned {_show(arr)} (entry {i}: expected "
+                f"{want.ravel()[i]:.{FEEDBACK_DIGITS}g}, returned {arr.ravel()[i]:.{FEEDBACK_DIGITS}g}, off by "
+                f"{off.ravel()[i]:.3g}; the check allows {ex.tolerance * (1 + abs(want.ravel()[i])):.3g})")
     return None
 
 

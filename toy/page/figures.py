@@ -270,9 +270,15 @@ def _figure_numbers_html(fig_dict: dict, title: str = "") -> str:
     """A plain figure's "Numbers behind the figure", as an explorer has them (``toy.page.tables``): its tables at
     the one setting it shows, each caption (the quantity, its unit) followed by the figure's title, which names the
     case ("π_τ(· | x = 2, prefix 1 2) at three temperatures"). "" when the figure has no table a reader could use
-    (a diagram, a trace without a name)."""
+    (a trace without a name). A diagram, whose traces the tables skip, may give its content as one table of text
+    instead (``layout.meta["text_table"]``: caption, corner, header, rows), under "The figure as a table"."""
     data = [{k: _decoded(v) for k, v in t.items()} for t in fig_dict.get("data") or []]
     tables = figure_tables({"data": data, "layout": fig_dict.get("layout") or {}})
+    meta = (fig_dict.get("layout") or {}).get("meta")
+    text = meta.get("text_table") if isinstance(meta, dict) else None
+    if not tables and isinstance(text, dict):  # a diagram: its content as text (4.4's recipes, stage by stage)
+        return ('<details class="toy-explorer-table toy-figure-table"><summary>The figure as a table</summary>'
+                f'<div class="toy-explorer-tables">{tables_html([text])}</div></details>')
     if not tables or any(not r[0].strip() for t in tables for r in t["rows"]):
         return ""
     lines = [x for x in (plain_text(line) for line in title.split("\n")) if x]  # the title's lines, as sentences

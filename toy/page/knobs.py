@@ -98,8 +98,9 @@ KNOBS = (
          Setting(("actor_rollout_ref.rollout.n",), "default 1: set it above 1 for a group baseline", VERL_YAML),
          Setting(("--rollout.n_samples_per_prompt",), "default 1; the group estimators require more", ORLHF_CLI)),
     Knob("the advantage estimator",
-         "REINFORCE with the mean baseline, RLOO, ReMax, GRPO, Dr. GRPO, PPO with GAE (4.5); REINFORCE++ (one "
-         "sample per prompt, advantages whitened over the batch) and REINFORCE++-baseline (4.5's REINFORCE++ box)",
+         "REINFORCE with the mean baseline, RLOO, ReMax, GRPO, Dr. GRPO, PPO with GAE (4.5); REINFORCE++ (no group "
+         "baseline, usually one sample per prompt; advantages whitened over the batch) and REINFORCE++-baseline "
+         "(4.5's REINFORCE++ box)",
          Setting((), "one trainer per method: GRPOTrainer (GRPO, Dr. GRPO), RLOOTrainer, and an experimental "
                  "PPOTrainer with a value model", TRL_GRPO),
          Setting(("algorithm.adv_estimator",), "gae (default), grpo, rloo, remax, reinforce_plus_plus "

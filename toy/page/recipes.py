@@ -146,7 +146,7 @@ def pipeline_figure(recipes: dict | None = None) -> go.Figure:
     # A marker on each box's corner gives the kind of feedback by symbol and carries the legend (shapes have none).
     for kind_name, kind in KINDS.items():
         fig.add_scatter(x=[c[0] for c in corners[kind_name]], y=[c[1] for c in corners[kind_name]], mode="markers",
-                        name=kind["label"], legendgroup=kind_name, hoverinfo="skip",
+                        name=kind["label"], legendgroup=kind_name, hoverinfo="skip", meta={"table": {"skip": True}},
                         marker=dict(symbol=kind["symbol"], size=10, color=kind["color"],
                                     line=dict(color="white", width=1)))
     top_margin, bottom_margin = 60, 130  # room for the legend in four rows (a 320 px screen)
@@ -155,5 +155,16 @@ def pipeline_figure(recipes: dict | None = None) -> go.Figure:
     figures.base_layout(fig, "Post-training recipes, stage by stage, with what each stage learns from",
                         height=top_margin + rows * row_height + bottom_margin)
     fig.update_layout(legend=dict(yref="paper", yanchor="top", y=-0.01), plot_bgcolor="white", hovermode=False,
-                      margin=dict(l=4, r=4, t=top_margin, b=bottom_margin))
+                      margin=dict(l=4, r=4, t=top_margin, b=bottom_margin),
+                      meta={"text_table": stages_table(recipes)})  # the page's table: the stages, not coordinates
     return fig
+
+
+def stages_table(recipes: dict | None = None) -> dict:
+    """The figure as a table a reader can use (in place of its boxes' coordinates): one row per recipe, its stages
+    in order, each with the kind of feedback it learns from and its data."""
+    recipes = RECIPES if recipes is None else _check_recipes(recipes)
+    rows = [[name, " → ".join(f"{s.name} ({KINDS[s.kind]['label']}: {s.data})" for s in stages)]
+            for name, (_, stages) in recipes.items()]
+    return {"caption": "Recipe stages in order, with what each learns from (no numeric quantity).",
+            "corner": "recipe", "header": ["stages, in order (kind of feedback: data)"], "rows": rows}

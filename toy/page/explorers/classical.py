@@ -124,10 +124,12 @@ def critic_figure(prompt: int = 2) -> go.Figure:
     n_states = int(mc_cost[0] // MC_KS[0])
     fig = go.Figure()
     for f in CRITIC_FEATURES:
-        n = critic.Critic(RESPONSE_LENGTH, f).n_params
+        c = critic.Critic(RESPONSE_LENGTH, f)  # weights counted for this prompt, as the text counts them
+        n, reached = c.per_prompt, c.weights_reached(prompt)
+        count = f"{n} weight{'s' * (n != 1)}" if reached == n else f"{reached} reachable of {n} weights"
         st = FEATURE_STYLE[f]
         err = critic.sampled_errors(policy, reward, prompt, f, CRITIC_SIZES, seeds=CRITIC_SEEDS)
-        fig.add_scatter(x=sizes, y=err, mode="lines+markers", name=f"critic, {f.replace('_', ' ')} ({n} weights)",
+        fig.add_scatter(x=sizes, y=err, mode="lines+markers", name=f"critic, {f.replace('_', ' ')} ({count})",
                         line=dict(color=EXACT_COLOUR, dash=st["dash"], width=2.5),
                         marker=dict(symbol=st["symbol"], size=8, color=EXACT_COLOUR),
                         hovertemplate="fitted to %{x} responses: %{y:.4f}<extra>" + f + "</extra>")
@@ -142,7 +144,8 @@ def critic_figure(prompt: int = 2) -> go.Figure:
                      title_text="RMS error against the exact V")
     base_layout(fig, "A learned critic against Monte Carlo values, per rollout consumed<br>"
                      f"Prompt {prompt}, sum reward, pretrained π_ref at τ = 1. Critics: least squares on one-hot "
-                     f"features, fitted to N sampled responses (N rollouts), mean of {CRITIC_SEEDS} seeds. Monte "
+                     f"features (weights: this prompt's), fitted to N sampled responses (N rollouts), mean of "
+                     f"{CRITIC_SEEDS} seeds. Monte "
                      f"Carlo: K rollouts restarted at each of the {n_states} states before the last token "
                      f"(K × {n_states} rollouts), its error √(Var[r | s]/K) exact.", height=480)
     return fig

@@ -185,6 +185,8 @@ ENTROPIES = (2.0, 0.5, 0.05)
 """The entropies per token (nats) whose responses in play the figure draws: loose, moderate, very concentrated."""
 LENGTHS = np.unique(np.round(np.logspace(0, 4, 41)).astype(int))
 ENTROPY_DASHES = ("dash", "dashdot", "dot")
+TABLE_LENGTHS = (1, 10, 100, 1000, 10000)
+"""The lengths the action-space figure's table shows (with the toy's 4): 1,000, which its title quotes, among them."""
 
 
 def action_space_figure() -> go.Figure:
@@ -197,10 +199,12 @@ def action_space_figure() -> go.Figure:
     fig = go.Figure()
     fig.add_scatter(x=LENGTHS, y=T * np.log10(GPT2_VOCAB), mode="lines",
                     name=f"every response, |V| = {GPT2_VOCAB:,} (GPT-2)", line=dict(color=GREY, width=3),
+                    meta={"table": {"points": list(TABLE_LENGTHS)}},
                     hovertemplate="T = %{x}: 10^%{y:,.0f}<extra>|V|^T</extra>")
     for h, dash in zip(ENTROPIES, ENTROPY_DASHES, strict=True):
         fig.add_scatter(x=LENGTHS, y=T * h / np.log(10), mode="lines", name=f"in play at h = {h:g} nats/token",
                         line=dict(color=EXACT_COLOUR, dash=dash, width=3 if h == ENTROPIES[0] else 2.5),
+                        meta={"table": {"points": list(TABLE_LENGTHS)}},
                         hovertemplate="T = %{x}: 10^%{y:,.1f}<extra>e^(hT)</extra>")
     fig.add_scatter(x=[4, 4], y=[4 * np.log10(5), 4 * toy_h / np.log(10)], mode="markers+text",
                     name=f"the toy: 625, of which {np.exp(4 * toy_h):.0f} in play",
