@@ -642,6 +642,10 @@ CASES: dict[str, Case] = {
         recipes.pipeline_figure, dict(recipes={"r": ("key", [recipes.PRETRAIN])}),
         dict(recipes=["ab", 3, {}, {"r": ("key", [])}, {"r": ("key", ["stage"])},
                       {"r": ("key", [recipes.Stage("s", "nope", "d")])}])),
+    "toy.page.recipes.stages_table": Case(
+        recipes.stages_table, dict(recipes={"r": ("key", [recipes.PRETRAIN])}),
+        dict(recipes=["ab", 3, {}, {"r": ("key", [])}, {"r": ("key", ["stage"])},
+                      {"r": ("key", [recipes.Stage("s", "nope", "d")])}])),
     "toy.page.figures.base_layout": Case(
         lambda **kw: figures.base_layout(**kw), dict(fig=figures.go.Figure(), title="t", height=300),
         dict(fig=["ab", None], title=TEXT, height=COUNT + [10**6])),
