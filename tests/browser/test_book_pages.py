@@ -82,6 +82,17 @@ def test_plotly_loads_only_when_a_figure_comes_near(bt, browser, site_url, chapt
     assert log.problems() == []
 
 
+def _shows_code(bt, doc: str) -> bool:
+    """Whether ``doc`` is a notebook with a code cell its page shows: the build gives Live code to those pages alone
+    (book/_ext/toybook.py, _has_code_cells), and the review page shows none."""
+    import json
+
+    path = bt.ROOT / f"{doc}.ipynb"
+    hidden = {"remove-cell", "remove-input"}
+    return path.exists() and any(c["cell_type"] == "code" and not hidden & set(c.get("metadata", {}).get("tags", []))
+                                 for c in json.loads(path.read_text(encoding="utf-8"))["cells"])
+
+
 def test_page_offers_its_notebook_and_launch_buttons(bt, visit, book_doc):
     """Download the page's source (the .ipynb as stored: no outputs); Binder to the repository, Colab to the page's
     Colab edition; a Live code button on notebook pages, and nothing of Thebe loaded until it is pressed."""
@@ -95,7 +106,8 @@ def test_page_offers_its_notebook_and_launch_buttons(bt, visit, book_doc):
     status, text = links["source"]
     assert status == 200, f"the download button's {links['download'][0]} answered {status}"
     assert links["thebe"] == 0, "nothing of Thebe may be loaded before the Live code button is pressed"
-    assert links["liveButton"] == (1 if notebook.exists() else 0), "every notebook page has one Live code button"
+    assert links["liveButton"] == (1 if _shows_code(bt, book_doc) else 0), \
+        "every notebook page that shows code has one Live code button"
     if notebook.exists():
         assert links["download"][0].endswith(f"{book_doc}.ipynb")
         downloaded = json.loads(text)
@@ -166,7 +178,7 @@ def test_under_the_title_as_built_live_code_and_the_figure_list(bt, browser, sit
             top = page.evaluate("() => document.getElementById('figure-1').getBoundingClientRect().top")
     finally:
         bt.close(page)
-    notebook = (bt.ROOT / f"{chapter_doc}.ipynb").exists()
+    notebook = _shows_code(bt, chapter_doc)
     assert state["bars"] == (1 if notebook else 0)
     if notebook:
         assert state["next"][0] == "toy-live", state
