@@ -278,7 +278,7 @@ def _figure_numbers_html(fig_dict: dict, title: str = "") -> str:
     text = meta.get("text_table") if isinstance(meta, dict) else None
     if not tables and isinstance(text, dict):  # a diagram: its content as text (4.4's recipes, stage by stage)
         return ('<details class="toy-explorer-table toy-figure-table"><summary>The figure as a table</summary>'
-                f'<div class="toy-explorer-tables">{tables_html([text])}</div></details>')
+                f'<div class="toy-explorer-tables toy-text-table">{tables_html([text])}</div></details>')
     if not tables or any(not r[0].strip() for t in tables for r in t["rows"]):
         return ""
     lines = [x for x in (plain_text(line) for line in title.split("\n")) if x]  # the title's lines, as sentences
