@@ -86,6 +86,8 @@ SETTLE_FRAMES = 120  # animation frames, at most, for a page's layout to settle 
 # Nothing moves while a page is printed: no animation, no transition, no smooth scrolling, no caret
 STILL_CSS = ("*, *::before, *::after { animation: none !important; transition: none !important; "
              "scroll-behavior: auto !important; caret-color: transparent !important; }")
+FALLBACK_SERIFS = ("LiberationSerif", "DejaVuSerif", "TimesNewRoman", "Times-")  # _fallback_fonts
+PRINT_TRIES = 3
 OUTLINE_LEVELS = 3  # h1 (the page's title), h2, h3
 
 # What the page says about itself once its figures are drawn: its title and its headings (level, text, the id of
@@ -317,6 +319,22 @@ async def _print_one(browser, base: str, doc: str, epoch: int = FALLBACK_EPOCH) 
         await page.close()
 
 
+def _fallback_fonts(pdf: bytes) -> list[str]:
+    """The serif fonts a print embeds. Nothing on a page asks for one: KaTeX's math falls back to Times New Roman
+    (Liberation Serif here) when its own font is not in, and under load a whole page's math now and then came out so
+    (KaTeX_Main and KaTeX_Math, the two fonts the page preloads), so such a print is made again (``_print_all``) and
+    never reused (``load_print``)."""
+    from pypdf import PdfReader
+
+    if not pdf.startswith(b"%PDF"):
+        return []
+    names = set()
+    for page in PdfReader(io.BytesIO(pdf)).pages:
+        for ref in ((page.get("/Resources") or {}).get("/Font") or {}).values():
+            names.add(str(ref.get_object().get("/BaseFont", "")).lstrip("/").split("+")[-1])
+    return sorted(name for name in names if name.startswith(FALLBACK_SERIFS))
+
+
 async def _print_all(base: str, docs: list[str], at_once: int, epoch: int, done) -> list[Print]:
     from playwright.async_api import async_playwright
 
@@ -327,7 +345,14 @@ async def _print_all(base: str, docs: list[str], at_once: int, epoch: int, done)
 
             async def one(doc):
                 async with slots:
-                    printed = await _print_one(browser, base, doc, epoch)
+                    for _ in range(PRINT_TRIES):
+                        printed = await _print_one(browser, base, doc, epoch)
+                        fallen = _fallback_fonts(printed.pdf)
+                        if not fallen:
+                            break
+                    else:
+                        raise RuntimeError(f"toypdf: {doc}.html was printed {PRINT_TRIES} times, each time with "
+                                           f"its math in a fallback font ({', '.join(fallen)})")
                 done(printed)
                 return printed
 
@@ -758,6 +783,8 @@ def load_print(folder: Path, site: Path, doc: str, chromium: str) -> Print | Non
         return None
     if not isinstance(facts, dict) or facts.get("doc") != doc or not facts.get("loads") \
             or hashlib.sha256(data).hexdigest() != facts.get("sha256"):
+        return None
+    if _fallback_fonts(data):
         return None
     key = inputs_key(site, facts["loads"], chromium)
     if key != facts.get("key"):
