@@ -53,6 +53,7 @@ REWARD = ["no_such_reward", 3, None]
 METHOD = ["no_such_method", None, 3]
 RNG = [-1, 2.5, "seed", True]
 TEXT = [3, None, b"bytes"]
+OPTIONAL_POSITIVE = [v for v in POSITIVE if v is not None]  # a positive number where None means "not given"
 
 PI = toy.reference_policy(length=2)  # 25 responses: every good call is quick
 PI3 = toy.reference_policy(length=3)
@@ -622,6 +623,11 @@ CASES: dict[str, Case] = {
     "toy.page.figures.base_layout": Case(
         lambda **kw: figures.base_layout(**kw), dict(fig=figures.go.Figure(), title="t", height=300),
         dict(fig=["ab", None], title=TEXT, height=COUNT + [10**6])),
+    "toy.page.figures.add_curve": Case(
+        figures.add_curve, dict(fig=figures.go.Figure(), x=[1, 2], name="n", hover="h", color="#222", width=2,
+                                dash="dot", symbol="circle", size=6),
+        dict(fig=["ab", None, {}], name=TEXT, hover=[3, b"h"], color=TEXT, width=OPTIONAL_POSITIVE, dash=[3, b"d"],
+             symbol=[3, b"s"], size=OPTIONAL_POSITIVE)),
     "toy.page.figures.break_lines": Case(figures.break_lines, dict(text="a b c", width=3),
                                     dict(text=TEXT, width=COUNT + [10**6])),
     "toy.page.figures.fit_texts": Case(figures.fit_texts, dict(fig=figures.go.Figure()), dict(fig=["ab", None, {}])),

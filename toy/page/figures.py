@@ -74,6 +74,18 @@ def add_curve(fig: go.Figure, x, name: str, hover: str | None = None, *, color: 
     ``x`` holds the points; ``y`` defaults to ``x`` (a placeholder an explorer fills in). ``hover`` is the
     hovertemplate; ``more`` goes to ``fig.add_scatter`` as it is (``row``, ``col``, ``legendgroup``, ...). The line
     dict holds only the styles given, so the figure is the same as one declared with ``add_scatter`` by hand."""
+    if not isinstance(fig, go.Figure):
+        raise checks.fail("fig", "a plotly Figure", fig)
+    checks.text("name", name)
+    checks.text("color", color)
+    for label, given in (("hover", hover), ("dash", dash), ("symbol", symbol)):
+        if given is not None:
+            checks.text(label, given)
+    for label, given in (("width", width), ("size", size)):
+        if given is not None:
+            checks.positive_finite(label, given)  # checked, and kept as given: 3 stays 3 in the figure's JSON
+    if size is not None and symbol is None:
+        raise checks.fail("size", "a marker size only with a marker symbol", size)
     line = dict(color=color, **{k: v for k, v in (("dash", dash), ("width", width)) if v is not None})
     if symbol is not None:
         more["marker"] = dict(symbol=symbol, **({} if size is None else {"size": size}))
