@@ -31,37 +31,7 @@ import numpy as np
 import pytest
 
 import toy
-from toy import (
-    batching,
-    bootstrap,
-    clipping,
-    concepts,
-    critic,
-    discount,
-    distillation,
-    estimators,
-    exact,
-    exercises,
-    exploration,
-    format_gate,
-    gae,
-    gae_discount,
-    imitation,
-    kl,
-    longrun,
-    montecarlo,
-    offpolicy,
-    policy,
-    ppo,
-    prefix_tree,
-    resets,
-    reward_models,
-    rewards,
-    seeds,
-    sft,
-    train,
-    trust_region,
-)
+from toy import batching, exact, policy, rewards  # the modules toy/__init__.py does not list; the rest as toy.<module>
 from toy.exercises import questions, registry
 from toy.page import fates, figures, prose, recipes
 
@@ -83,6 +53,7 @@ REWARD = ["no_such_reward", 3, None]
 METHOD = ["no_such_method", None, 3]
 RNG = [-1, 2.5, "seed", True]
 TEXT = [3, None, b"bytes"]
+OPTIONAL_POSITIVE = [v for v in POSITIVE if v is not None]  # a positive number where None means "not given"
 
 PI = toy.reference_policy(length=2)  # 25 responses: every good call is quick
 PI3 = toy.reference_policy(length=3)
@@ -135,23 +106,23 @@ def method(obj, name):
 
 
 def fresh_critic(length=2, **kw):
-    return lambda **kw2: getattr(critic.Critic(length, **kw), kw2.pop("_method"))(**kw2)
+    return lambda **kw2: getattr(toy.critic.Critic(length, **kw), kw2.pop("_method"))(**kw2)
 
 
 DEMOS = {2: np.array([[1, 2], [3, 4], [0, 0]])}
-COMPARISONS = reward_models.sample_comparisons(PI, "sum_to_target", 2, 20)
-COLUMNS, N_FEATURES = reward_models.feature_columns("both", 2, 5)
-PROXY = reward_models.ProxyReward(PI, "sum_to_target", 2, 20)
-CURVES = train.train("exact", steps=1, seeds=(0,), reference=PI, prompts=(2,))
-LOG_PROBS = train.tabular_logits(PI, (2,))
+COMPARISONS = toy.reward_models.sample_comparisons(PI, "sum_to_target", 2, 20)
+COLUMNS, N_FEATURES = toy.reward_models.feature_columns("both", 2, 5)
+PROXY = toy.reward_models.ProxyReward(PI, "sum_to_target", 2, 20)
+CURVES = toy.train.train("exact", steps=1, seeds=(0,), reference=PI, prompts=(2,))
+LOG_PROBS = toy.train.tabular_logits(PI, (2,))
 LOG_PROBS_B = [lp[None] for lp in LOG_PROBS]  # (B=1, P=1, K^t, K)
-LOG_P = train.response_log_probs(LOG_PROBS_B)  # (1, 1, 25)
+LOG_P = toy.train.response_log_probs(LOG_PROBS_B)  # (1, 1, 25)
 IDS = np.array([[[0, 7, 24]]])
 ROW = fates.ROWS[0]
-MARKOV = longrun.MarkovPolicy()
+MARKOV = toy.longrun.MarkovPolicy()
 HABITS = policy.habit_weights("pretrained")
-TEACHER = kl.kl_regularised_optimum(PI, "sum_to_target", 0.3)  # a teacher over PI's responses
-TEACHER_EOS = kl.kl_regularised_optimum(PI_EOS, "sum_to_target", 0.3)
+TEACHER = toy.kl.kl_regularised_optimum(PI, "sum_to_target", 0.3)  # a teacher over PI's responses
+TEACHER_EOS = toy.kl.kl_regularised_optimum(PI_EOS, "sum_to_target", 0.3)
 V_TABLES = [np.zeros(()), np.zeros(5)]  # a critic's values at depths 0 and 1 (L = 2, K = 5)
 V_BAD = ["ab", None, np.zeros(()), [np.zeros(())], [np.zeros(()), np.full(5, NAN)], [np.zeros(()), np.full(5, INF)],
          [np.zeros(()), np.zeros(4)], [np.zeros(()), ["a"] * 5]]
@@ -240,319 +211,322 @@ CASES: dict[str, Case] = {
     "toy.exact.credit_by_position": Case(exact.credit_by_position, dict(policy=PI, reward="sum_to_target", prompt=2),
                                          dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT)),
     # -- kl, trust region, Monte Carlo -------------------------------------------------------------------------
-    "toy.kl.response_kl": Case(kl.response_kl, dict(p=PROBS, q=PROBS[::-1]),
+    "toy.kl.response_kl": Case(toy.kl.response_kl, dict(p=PROBS, q=PROBS[::-1]),
                                dict(p=probs_bad(PROBS, [(3,)]), q=probs_bad(PROBS)), names=dict(p="p", q="q")),
-    "toy.kl.sequence_kl": Case(kl.sequence_kl, dict(policy=PI, reference=TAB, prompt=2),
+    "toy.kl.sequence_kl": Case(toy.kl.sequence_kl, dict(policy=PI, reference=TAB, prompt=2),
                                dict(policy=POLICY + [PI3], reference=POLICY, prompt=PROMPT)),
     "toy.kl.kl_regularised_optimum": Case(
-        kl.kl_regularised_optimum, dict(reference=PI, reward="sum_to_target", beta=0.1),
+        toy.kl.kl_regularised_optimum, dict(reference=PI, reward="sum_to_target", beta=0.1),
         dict(reference=POLICY + [LONG_EOS], reward=REWARD, beta=POSITIVE)),
     "toy.trust_region.clipped_objective": Case(
-        trust_region.clipped_objective, dict(ratio=[0.5, 1.5], advantage=[1.0, -1.0], eps_low=0.2, eps_high=0.28),
+        toy.trust_region.clipped_objective, dict(ratio=[0.5, 1.5], advantage=[1.0, -1.0], eps_low=0.2, eps_high=0.28),
         dict(ratio=array_bad([0.5, 1.5], [(3,)]) + [[-0.5, 1.0]], advantage=array_bad([1.0, -1.0], [(3,)]),
              eps_low=UNIT, eps_high=NON_NEGATIVE)),
     "toy.trust_region.clipped_gradient_mask": Case(
-        trust_region.clipped_gradient_mask, dict(ratio=[0.5, 1.5], advantage=[1.0, -1.0]),
+        toy.trust_region.clipped_gradient_mask, dict(ratio=[0.5, 1.5], advantage=[1.0, -1.0]),
         dict(ratio=array_bad([0.5, 1.5], [(3,)]), advantage=array_bad([1.0, -1.0], [(3,)]), eps_low=UNIT,
              eps_high=NON_NEGATIVE)),
     "toy.montecarlo.rollouts_from": Case(
-        montecarlo.rollouts_from, dict(policy=PI_EOS, prompt=2, prefix=(1,), k=4, rng=0),
+        toy.montecarlo.rollouts_from, dict(policy=PI_EOS, prompt=2, prefix=(1,), k=4, rng=0),
         dict(policy=POLICY, prompt=PROMPT, prefix=prefix_bad(PI_EOS), k=COUNT + HUGE, rng=RNG)),
     "toy.montecarlo.mc_value": Case(
-        montecarlo.mc_value, dict(policy=PI_EOS, reward="sum_to_target", prompt=2, prefix=(1,), k=4, rng=0),
+        toy.montecarlo.mc_value, dict(policy=PI_EOS, reward="sum_to_target", prompt=2, prefix=(1,), k=4, rng=0),
         dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, prefix=prefix_bad(PI_EOS),
              k=COUNT + HUGE, rng=RNG)),
     # -- discount, imitation -----------------------------------------------------------------------------------
-    "toy.discount.DiscountedReward": Case(discount.DiscountedReward, dict(reward="sum_to_target", gamma=0.9, length=3),
-                                          dict(reward=REWARD, gamma=UNIT, length=COUNT)),
+    "toy.discount.DiscountedReward": Case(
+        toy.discount.DiscountedReward, dict(reward="sum_to_target", gamma=0.9, length=3),
+        dict(reward=REWARD, gamma=UNIT, length=COUNT)),
     "toy.discount.DiscountedReward.steps": Case(
-        method(discount.DiscountedReward("sum_to_target", 0.9, 3), "steps"), dict(response=(1, 2)),
+        method(toy.discount.DiscountedReward("sum_to_target", 0.9, 3), "steps"), dict(response=(1, 2)),
         dict(response=["12", None, (9,), (1, 2, 3, 4)])),
     "toy.discount.discounted_optimum": Case(
-        discount.discounted_optimum, dict(reference=PI_EOS, reward="sum_to_target", gamma=0.9, beta=0.1),
+        toy.discount.discounted_optimum, dict(reference=PI_EOS, reward="sum_to_target", gamma=0.9, beta=0.1),
         dict(reference=POLICY + [PI, LONG_EOS], reward=REWARD, gamma=UNIT, beta=POSITIVE)),
-    "toy.discount.mean_length": Case(discount.mean_length, dict(policy=PI_EOS, prompt=2),
+    "toy.discount.mean_length": Case(toy.discount.mean_length, dict(policy=PI_EOS, prompt=2),
                                      dict(policy=POLICY + [LONG_EOS], prompt=PROMPT)),
-    "toy.imitation.behaviour_cloning_cost": Case(imitation.behaviour_cloning_cost, dict(eps=0.1, horizon=10),
+    "toy.imitation.behaviour_cloning_cost": Case(toy.imitation.behaviour_cloning_cost, dict(eps=0.1, horizon=10),
                                                  dict(eps=UNIT, horizon=COUNT)),
-    "toy.imitation.dagger_cost": Case(imitation.dagger_cost, dict(eps=0.1, horizon=10),
+    "toy.imitation.dagger_cost": Case(toy.imitation.dagger_cost, dict(eps=0.1, horizon=10),
                                       dict(eps=UNIT, horizon=COUNT)),
-    "toy.imitation.quadratic_approximation": Case(imitation.quadratic_approximation, dict(eps=0.1, horizon=10),
+    "toy.imitation.quadratic_approximation": Case(toy.imitation.quadratic_approximation, dict(eps=0.1, horizon=10),
                                                   dict(eps=UNIT, horizon=COUNT)),
-    "toy.imitation.cost_curves": Case(imitation.cost_curves, dict(eps=0.1, max_horizon=10),
+    "toy.imitation.cost_curves": Case(toy.imitation.cost_curves, dict(eps=0.1, max_horizon=10),
                                       dict(eps=UNIT, max_horizon=COUNT + [10**10])),
-    "toy.imitation.simulate": Case(imitation.simulate, dict(eps=0.1, horizon=10, episodes=20, rng=0),
+    "toy.imitation.simulate": Case(toy.imitation.simulate, dict(eps=0.1, horizon=10, episodes=20, rng=0),
                                    dict(eps=UNIT, horizon=COUNT + [10**10], episodes=COUNT + [10**10], rng=RNG)),
     "toy.imitation.simulated_cost": Case(
-        imitation.simulated_cost, dict(eps=0.1, horizon=10, episodes=20, rng=0),
+        toy.imitation.simulated_cost, dict(eps=0.1, horizon=10, episodes=20, rng=0),
         dict(eps=UNIT, horizon=COUNT + [10**10], episodes=COUNT + [10**10], rng=RNG)),
     # -- concepts (the key concepts page's worked examples) ----------------------------------------------------
     "toy.concepts.step_rewards": Case(
-        concepts.step_rewards, dict(reward="sum_to_target", prompt=2, response=(1, 1)),
+        toy.concepts.step_rewards, dict(reward="sum_to_target", prompt=2, response=(1, 1)),
         dict(reward=REWARD, prompt=PROMPT, response=[(), (9,), "12", None, (1.5,), (-1,)])),
-    "toy.concepts.returns": Case(concepts.returns, dict(rewards=[0.0, 1.0], gamma=0.9),
+    "toy.concepts.returns": Case(toy.concepts.returns, dict(rewards=[0.0, 1.0], gamma=0.9),
                                  dict(rewards=array_bad([0.0, 1.0], [(), (2, 2)]), gamma=UNIT)),
     "toy.concepts.state_values": Case(
-        concepts.state_values, dict(policy=PI, reward="sum_to_target", prompt=2, response=(1, 1)),
+        toy.concepts.state_values, dict(policy=PI, reward="sum_to_target", prompt=2, response=(1, 1)),
         dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, response=[(1,), (1, 9), "12", None])),
     "toy.concepts.q_values": Case(
-        concepts.q_values, dict(policy=PI, reward="sum_to_target", prompt=2, prefix=(1,)),
+        toy.concepts.q_values, dict(policy=PI, reward="sum_to_target", prompt=2, prefix=(1,)),
         dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, prefix=prefix_bad(PI) + [(1, 1)])),
     "toy.concepts.td_errors": Case(
-        concepts.td_errors, dict(rewards=[0.0, 1.0], critic_values=[0.5, 0.5], gamma=1.0),
+        toy.concepts.td_errors, dict(rewards=[0.0, 1.0], critic_values=[0.5, 0.5], gamma=1.0),
         dict(rewards=array_bad([0.0, 1.0], [()]), critic_values=array_bad([0.5, 0.5], [(3,)]), gamma=UNIT)),
     "toy.concepts.n_step_return": Case(
-        concepts.n_step_return, dict(rewards=[0.0, 1.0], critic_values=[0.5, 0.5], t=0, n=1, gamma=1.0),
+        toy.concepts.n_step_return, dict(rewards=[0.0, 1.0], critic_values=[0.5, 0.5], t=0, n=1, gamma=1.0),
         dict(rewards=array_bad([0.0, 1.0], [()]), critic_values=array_bad([0.5, 0.5], [(3,)]),
              t=[-1, 2, 2.5, "0", None, True], n=COUNT, gamma=UNIT)),  # n past the end: the return
     "toy.concepts.lambda_return": Case(
-        concepts.lambda_return, dict(rewards=[0.0, 1.0], critic_values=[0.5, 0.5], t=0, lam=0.5, gamma=1.0),
+        toy.concepts.lambda_return, dict(rewards=[0.0, 1.0], critic_values=[0.5, 0.5], t=0, lam=0.5, gamma=1.0),
         dict(rewards=array_bad([0.0, 1.0], [()]), critic_values=array_bad([0.5, 0.5], [(3,)]),
              t=[-1, 2, 2.5, "0", None, True], lam=UNIT, gamma=UNIT)),
     "toy.concepts.gae_from_lambda_returns": Case(
-        concepts.gae_from_lambda_returns, dict(rewards=[0.0, 1.0], critic_values=[0.5, 0.5], lam=0.5, gamma=1.0),
+        toy.concepts.gae_from_lambda_returns, dict(rewards=[0.0, 1.0], critic_values=[0.5, 0.5], lam=0.5, gamma=1.0),
         dict(rewards=array_bad([0.0, 1.0], [()]), critic_values=array_bad([0.5, 0.5], [(3,)]), lam=UNIT,
              gamma=UNIT)),
     "toy.concepts.token_ratios": Case(
-        concepts.token_ratios, dict(new=TAB, old=PI, prompt=2, response=(1, 1)),
+        toy.concepts.token_ratios, dict(new=TAB, old=PI, prompt=2, response=(1, 1)),
         dict(new=POLICY + [LONG_EOS, PI3], old=POLICY + [PI3], prompt=PROMPT, response=[(1,), (1, 9), "12", None])),
     "toy.concepts.reweighted_mean": Case(
-        concepts.reweighted_mean, dict(new=TAB, old=PI, reward="sum_to_target", prompt=2, n=10, rng=0),
+        toy.concepts.reweighted_mean, dict(new=TAB, old=PI, reward="sum_to_target", prompt=2, n=10, rng=0),
         dict(new=POLICY + [LONG_EOS, PI3], old=POLICY + [PI3], reward=REWARD, prompt=PROMPT, n=COUNT + HUGE,
              rng=RNG)),
     "toy.concepts.ppo_run": Case(
-        concepts.ppo_run, dict(steps=1, group_size=2, seeds=(0,)),
+        toy.concepts.ppo_run, dict(steps=1, group_size=2, seeds=(0,)),
         dict(steps=COUNT + [10**6], group_size=COUNT + [257], beta=[-1.0, NAN, "x", None], epochs=COUNT + [21],
              clip=UNIT, lam=UNIT, seeds=["x", None, (-1,), (2.5,)], reward=REWARD),
         names=dict(seeds="seed")),
     # -- gae ---------------------------------------------------------------------------------------------------
-    "toy.gae.gae": Case(gae.gae, dict(rewards=[0.0, 1.0], values_=[0.5, 0.5], lam=0.9, gamma=1.0),
+    "toy.gae.gae": Case(toy.gae.gae, dict(rewards=[0.0, 1.0], values_=[0.5, 0.5], lam=0.9, gamma=1.0),
                         dict(rewards=array_bad([0.0, 1.0], [(3,), ()]), values_=array_bad([0.5, 0.5], [(3,)]),
                              lam=UNIT, gamma=UNIT)),
     "toy.gae.gae_table": Case(
-        gae.gae_table, dict(value_tables=V_TABLES, reward_tab=np.ones((5, 5)), lam=0.5, gamma=0.9),
+        toy.gae.gae_table, dict(value_tables=V_TABLES, reward_tab=np.ones((5, 5)), lam=0.5, gamma=0.9),
         dict(value_tables=V_BAD, reward_tab=array_bad(np.ones((5, 5)), [(5, 4), ()]), lam=UNIT, gamma=UNIT)),
-    "toy.gae.exact_value_tables": Case(gae.exact_value_tables, dict(policy=PI, reward="sum_to_target", prompt=2),
+    "toy.gae.exact_value_tables": Case(toy.gae.exact_value_tables, dict(policy=PI, reward="sum_to_target", prompt=2),
                                        dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT)),
     "toy.gae.advantage_errors": Case(
-        gae.advantage_errors, dict(table=np.zeros((5, 5, 2)), policy=PI, reward="sum_to_target", prompt=2),
+        toy.gae.advantage_errors, dict(table=np.zeros((5, 5, 2)), policy=PI, reward="sum_to_target", prompt=2),
         dict(table=array_bad(np.zeros((5, 5, 2)), [(5, 5)]), policy=POLICY + [LONG_EOS], reward=REWARD,
              prompt=PROMPT)),
-    "toy.gae.vine_errors": Case(gae.vine_errors, dict(policy=PI, reward="sum_to_target", prompt=2, k=3),
+    "toy.gae.vine_errors": Case(toy.gae.vine_errors, dict(policy=PI, reward="sum_to_target", prompt=2, k=3),
                                 dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, k=COUNT)),
     "toy.gae.gae_exact_value_errors": Case(
-        gae.gae_exact_value_errors, dict(policy=PI, reward="sum_to_target", prompt=2, lam=0.5),
+        toy.gae.gae_exact_value_errors, dict(policy=PI, reward="sum_to_target", prompt=2, lam=0.5),
         dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, lam=UNIT)),
     "toy.gae.vine_values": Case(
-        gae.vine_values, dict(policy=PI_EOS, reward="sum_to_target", prompt=2, response=(1, 5), k=3, rng=0),
+        toy.gae.vine_values, dict(policy=PI_EOS, reward="sum_to_target", prompt=2, response=(1, 5), k=3, rng=0),
         dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, response=prefix_bad(PI_EOS),
              k=COUNT + HUGE, rng=RNG)),
     "toy.gae.vine_table": Case(
-        gae.vine_table, dict(policy=PI, reward="sum_to_target", prompt=2, k=3, rng=0),
+        toy.gae.vine_table, dict(policy=PI, reward="sum_to_target", prompt=2, k=3, rng=0),
         dict(policy=POLICY + [LONG_EOS, toy.reference_policy(length=9)], reward=REWARD, prompt=PROMPT,
              k=COUNT + HUGE, rng=RNG)),
     # -- estimators --------------------------------------------------------------------------------------------
     "toy.estimators.advantages": Case(
-        estimators.advantages, dict(method="remax", rewards=[[0.0, 1.0, 1.0]], greedy_reward=[0.5], eps=1e-4),
+        toy.estimators.advantages, dict(method="remax", rewards=[[0.0, 1.0, 1.0]], greedy_reward=[0.5], eps=1e-4),
         dict(method=METHOD, rewards=array_bad([[0.0, 1.0, 1.0]], [()]), greedy_reward=array_bad([0.5], [(2,)]))),
     "toy.estimators.advantages (grpo)": Case(
-        estimators.advantages, dict(method="grpo", rewards=[0.0, 1.0, 1.0], eps=1e-4),
+        toy.estimators.advantages, dict(method="grpo", rewards=[0.0, 1.0, 1.0], eps=1e-4),
         dict(rewards=array_bad([0.0, 1.0, 1.0], [(1,)]) + [[1e308, -1e308]], eps=POSITIVE)),
-    "toy.estimators.greedy_response": Case(estimators.greedy_response, dict(policy=PI, prompt=2),
+    "toy.estimators.greedy_response": Case(toy.estimators.greedy_response, dict(policy=PI, prompt=2),
                                            dict(policy=POLICY, prompt=PROMPT)),
-    "toy.estimators.depth_probs": Case(estimators.depth_probs, dict(policy=PI, prompt=2),
+    "toy.estimators.depth_probs": Case(toy.estimators.depth_probs, dict(policy=PI, prompt=2),
                                        dict(policy=POLICY + [LONG_EOS], prompt=PROMPT)),
     "toy.estimators.gradient_from_weights": Case(
-        estimators.gradient_from_weights, dict(probs=estimators.depth_probs(PI, 2), weights=np.ones((5, 5))),
+        toy.estimators.gradient_from_weights, dict(probs=toy.estimators.depth_probs(PI, 2), weights=np.ones((5, 5))),
         dict(probs=["abc", None, [], [np.full(5, NAN), np.ones((5, 5))]],
              weights=array_bad(np.ones((5, 5)), [(5,), (5, 4)]))),
-    "toy.estimators.flatten": Case(estimators.flatten, dict(grads=[np.zeros(5)]),
+    "toy.estimators.flatten": Case(toy.estimators.flatten, dict(grads=[np.zeros(5)]),
                                    dict(grads=["abc", None, [], np.zeros(5), [np.full(5, INF)]])),
     "toy.estimators.exact_policy_gradient": Case(
-        estimators.exact_policy_gradient, dict(policy=PI, reward="sum_to_target", prompt=2),
+        toy.estimators.exact_policy_gradient, dict(policy=PI, reward="sum_to_target", prompt=2),
         dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT)),
-    "toy.estimators.score_norms": Case(estimators.score_norms, dict(policy=PI, prompt=2),
+    "toy.estimators.score_norms": Case(toy.estimators.score_norms, dict(policy=PI, prompt=2),
                                        dict(policy=POLICY + [LONG_EOS], prompt=PROMPT)),
     "toy.estimators.gradient_estimate": Case(
-        estimators.gradient_estimate, dict(method="rloo", policy=PI, reward="sum_to_target", prompt=2, n=4, rng=0),
+        toy.estimators.gradient_estimate, dict(method="rloo", policy=PI, reward="sum_to_target", prompt=2, n=4, rng=0),
         dict(method=METHOD, policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, n=COUNT + [1, 257] + HUGE,
              rng=RNG)),
-    "toy.estimators.compositions": Case(estimators.compositions, dict(n=4, m=3),
+    "toy.estimators.compositions": Case(toy.estimators.compositions, dict(n=4, m=3),
                                         dict(n=COUNT[1:] + [10**6], m=COUNT + [10**6])),
     "toy.estimators.gradient_moments": Case(
-        estimators.gradient_moments, dict(method="grpo", policy=PI, reward="count_target", prompt=2, n=4, eps=1e-4),
+        toy.estimators.gradient_moments, dict(method="grpo", policy=PI, reward="count_target", prompt=2, n=4, eps=1e-4),
         dict(method=METHOD, policy=POLICY + [LONG_EOS], reward=REWARD,
              prompt=PROMPT, n=COUNT + [1, 257] + HUGE, eps=POSITIVE)),
     "toy.estimators.expected_gradient": Case(
-        estimators.expected_gradient, dict(method="rloo", policy=PI, reward="sum_to_target", prompt=2, n=4),
+        toy.estimators.expected_gradient, dict(method="rloo", policy=PI, reward="sum_to_target", prompt=2, n=4),
         dict(method=METHOD, policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, n=COUNT + [1] + HUGE)),
     "toy.estimators.gradient_variance": Case(
-        estimators.gradient_variance, dict(method="grpo", policy=PI, reward="sum_to_target", prompt=2, n=4),
+        toy.estimators.gradient_variance, dict(method="grpo", policy=PI, reward="sum_to_target", prompt=2, n=4),
         dict(method=METHOD, policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, n=COUNT + [1] + HUGE,
              eps=POSITIVE)),
-    "toy.estimators.grpo_scale": Case(estimators.grpo_scale, dict(n=4, p=0.3, eps=1e-4),
+    "toy.estimators.grpo_scale": Case(toy.estimators.grpo_scale, dict(n=4, p=0.3, eps=1e-4),
                                       dict(n=COUNT + [1] + HUGE, p=UNIT + [0.0, 1.0], eps=POSITIVE)),
     "toy.estimators.conditional_advantage_gap": Case(
-        estimators.conditional_advantage_gap, dict(method="remax", n=4, p=0.3, greedy_reward=0.5, eps=1e-4),
+        toy.estimators.conditional_advantage_gap, dict(method="remax", n=4, p=0.3, greedy_reward=0.5, eps=1e-4),
         dict(method=METHOD, n=COUNT + [257] + HUGE, p=UNIT + [0.0, 1.0], greedy_reward=[NAN, INF, "x", True, [1.0]],
              eps=POSITIVE)),
     "toy.estimators.conditional_advantage_gap (grpo)": Case(
-        estimators.conditional_advantage_gap, dict(method="grpo", n=4, p=0.3), dict(n=[1], eps=POSITIVE)),
-    "toy.estimators.expected_scale": Case(estimators.expected_scale, dict(method="rloo", n=4),
+        toy.estimators.conditional_advantage_gap, dict(method="grpo", n=4, p=0.3), dict(n=[1], eps=POSITIVE)),
+    "toy.estimators.expected_scale": Case(toy.estimators.expected_scale, dict(method="rloo", n=4),
                                           dict(method=METHOD + ["grpo"], n=COUNT + [1] + HUGE)),
     # -- critic, bootstrap -------------------------------------------------------------------------------------
     "toy.critic.Critic": Case(
-        critic.Critic, dict(length=2, features="tabular", n_actions=6, l2=0.0, init=0.5),
+        toy.critic.Critic, dict(length=2, features="tabular", n_actions=6, l2=0.0, init=0.5),
         dict(length=COUNT + [13], features=["nope", None], n_actions=COUNT + [4, 7], l2=NON_NEGATIVE,
              init=UNIT[2:] + [1e9])),
-    "toy.critic.Critic (size)": Case(critic.Critic, dict(length=12, features="tabular", n_actions=6), dict()),
+    "toy.critic.Critic (size)": Case(toy.critic.Critic, dict(length=12, features="tabular", n_actions=6), dict()),
     "toy.critic.Critic.cells": Case(
-        method(critic.Critic(2, n_actions=6), "cells"), dict(prompts=2, prefixes=[(), (1,)]),
+        method(toy.critic.Critic(2, n_actions=6), "cells"), dict(prompts=2, prefixes=[(), (1,)]),
         dict(prompts=PROMPT + [(1, 2, 3)], prefixes=["ab", None, 3, [(9,)], [(1, 2)], [(1.5,)]])),
     "toy.critic.Critic.predict": Case(
-        method(critic.Critic(3, n_actions=6), "predict"), dict(prompts=2, prefixes=[(), (5, 5)]),
+        method(toy.critic.Critic(3, n_actions=6), "predict"), dict(prompts=2, prefixes=[(), (5, 5)]),
         dict(prompts=PROMPT, prefixes=["ab", None, [(5, 1)], np.array([[5, 1]]), np.array([[0.5, 1.0]])])),
     "toy.critic.Critic.values_along": Case(
-        method(critic.Critic(3, n_actions=6), "values_along"), dict(prompts=2, responses=np.array([[1, 5, 5]])),
+        method(toy.critic.Critic(3, n_actions=6), "values_along"), dict(prompts=2, responses=np.array([[1, 5, 5]])),
         dict(prompts=PROMPT, responses=["ab", None, np.array([[1, 5, 1]]), np.array([[1, 2]]), np.array([1, 2, 3]),
                                         np.array([[1.0, 2.0, 3.0]]), np.array([[9, 1, 1]])])),
-    "toy.critic.Critic.weights_reached": Case(method(critic.Critic(3, "running_sum"), "weights_reached"),
+    "toy.critic.Critic.weights_reached": Case(method(toy.critic.Critic(3, "running_sum"), "weights_reached"),
                                               dict(prompt=2), dict(prompt=PROMPT)),
-    "toy.critic.Critic.weights_reached (size)": Case(method(critic.Critic(12, "last_token"), "weights_reached"),
+    "toy.critic.Critic.weights_reached (size)": Case(method(toy.critic.Critic(12, "last_token"), "weights_reached"),
                                                      dict(prompt=2), dict()),
-    "toy.critic.Critic.table": Case(method(critic.Critic(2), "table"), dict(prompt=2, depth=1),
+    "toy.critic.Critic.table": Case(method(toy.critic.Critic(2), "table"), dict(prompt=2, depth=1),
                                     dict(prompt=PROMPT, depth=COUNT[1:] + [2])),
     "toy.critic.Critic.fit": Case(
-        method(critic.Critic(2), "fit"), dict(prompts=2, prefixes=[(), (1,)], targets=[0.0, 1.0], steps=3, lr=0.5),
+        method(toy.critic.Critic(2), "fit"), dict(prompts=2, prefixes=[(), (1,)], targets=[0.0, 1.0], steps=3, lr=0.5),
         dict(prompts=PROMPT, prefixes=["ab", None, [(9,), ()]], targets=array_bad([0.0, 1.0], [(3,)]),
              steps=[-3, 2.5, "3", True, 10**9], lr=POSITIVE)),
     "toy.critic.Critic.fit_returns": Case(
-        method(critic.Critic(2), "fit_returns"), dict(prompts=2, responses=np.array([[1, 2]]), returns=[1.0]),
+        method(toy.critic.Critic(2), "fit_returns"), dict(prompts=2, responses=np.array([[1, 2]]), returns=[1.0]),
         dict(prompts=PROMPT, responses=["ab", None, np.array([[1, 9]])], returns=array_bad([1.0], [(2,)]),
              steps=[-3, 2.5, "3", True], lr=POSITIVE)),
     "toy.critic.Critic.fit_population": Case(
-        method(critic.Critic(2), "fit_population"), dict(policy=PI, reward="sum_to_target", prompts=(2,)),
+        method(toy.critic.Critic(2), "fit_population"), dict(policy=PI, reward="sum_to_target", prompts=(2,)),
         dict(policy=POLICY + [PI3], reward=REWARD, prompts=PROMPTS)),
     "toy.critic.monte_carlo_rollouts": Case(
-        critic.monte_carlo_rollouts, dict(policy=PI_EOS, prompt=2, k=3),
+        toy.critic.monte_carlo_rollouts, dict(policy=PI_EOS, prompt=2, k=3),
         dict(policy=POLICY + [LONG_EOS], prompt=PROMPT, k=COUNT)),
     "toy.critic.monte_carlo_tokens": Case(
-        critic.monte_carlo_tokens, dict(policy=PI_EOS, prompt=2, k=3),
+        toy.critic.monte_carlo_tokens, dict(policy=PI_EOS, prompt=2, k=3),
         dict(policy=POLICY + [LONG_EOS], prompt=PROMPT, k=COUNT)),
     "toy.critic.value_error": Case(
-        critic.value_error, dict(critic=critic.Critic(2), policy=PI, reward="sum_to_target", prompt=2),
+        toy.critic.value_error, dict(critic=toy.critic.Critic(2), policy=PI, reward="sum_to_target", prompt=2),
         dict(critic=["c", None, PI], policy=POLICY + [PI3], reward=REWARD, prompt=PROMPT)),
     "toy.critic.sampled_errors": Case(
-        critic.sampled_errors, dict(policy=PI, reward="sum_to_target", prompt=2, features="position", sizes=[4],
+        toy.critic.sampled_errors, dict(policy=PI, reward="sum_to_target", prompt=2, features="position", sizes=[4],
                                     seeds=1, l2=0.1),
         dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, features=["nope", None],
              sizes=["ab", None, [], [0], [2.5], [10**12]], seeds=COUNT + [10**12], l2=NON_NEGATIVE,
              per_seed=["yes", None, 1])),
-    "toy.critic.monte_carlo_error": Case(critic.monte_carlo_error, dict(policy=PI, reward="sum_to_target", prompt=2,
+    "toy.critic.monte_carlo_error": Case(toy.critic.monte_carlo_error, dict(policy=PI, reward="sum_to_target", prompt=2,
                                                                         k=3),
                                          dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, k=COUNT)),
     "toy.bootstrap.critic_tables": Case(
-        bootstrap.critic_tables, dict(critic=[np.zeros(()), np.zeros(5)], prompt=2, length=2),
+        toy.bootstrap.critic_tables, dict(critic=[np.zeros(()), np.zeros(5)], prompt=2, length=2),
         dict(critic=["ab", None, [np.zeros(())], [np.zeros(()), np.full(5, NAN)], [np.zeros(()), np.zeros((5, 5))]],
              prompt=PROMPT, length=COUNT)),
     "toy.bootstrap.lambda_returns": Case(
-        bootstrap.lambda_returns, dict(tables=[np.zeros(()), np.zeros(5)], rewards=np.ones((5, 5)), lam=0.5),
+        toy.bootstrap.lambda_returns, dict(tables=[np.zeros(()), np.zeros(5)], rewards=np.ones((5, 5)), lam=0.5),
         dict(tables=["ab", None, [np.zeros(())], [np.zeros(()), np.full(5, INF)]],
              rewards=array_bad(np.ones((5, 5)), [(5, 4), ()]), lam=UNIT)),
     "toy.bootstrap.target_error": Case(
-        bootstrap.target_error, dict(policy=PI, reward="sum_to_target", prompt=2, critic=critic.Critic(2), lam=0.5),
+        toy.bootstrap.target_error,
+        dict(policy=PI, reward="sum_to_target", prompt=2, critic=toy.critic.Critic(2), lam=0.5),
         dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, critic=["ab", None, [np.zeros(())]],
              lam=UNIT)),
     # -- clipping, resets, offpolicy, exploration, longrun -----------------------------------------------------
     "toy.clipping.ppo_update": Case(
-        clipping.ppo_update, dict(p_old=PROBS, actions=[0, 3], advantages=[1.0, -1.0], epochs=2, lr=0.5),
+        toy.clipping.ppo_update, dict(p_old=PROBS, actions=[0, 3], advantages=[1.0, -1.0], epochs=2, lr=0.5),
         dict(p_old=probs_bad(PROBS, [(2, 2)]) + [[0.0, 0.5, 0.5, 0.0]], actions=["ab", None, [0, 4], [0.5, 1.0], [0]],
              advantages=array_bad([1.0, -1.0], [(3,)]), eps_low=UNIT, eps_high=NON_NEGATIVE,
              epochs=COUNT[1:] + [10**12], lr=POSITIVE)),
     "toy.clipping.one_token_reach": Case(
-        clipping.one_token_reach, dict(p_old=0.1, advantage=1.0, budget=5.0),
+        toy.clipping.one_token_reach, dict(p_old=0.1, advantage=1.0, budget=5.0),
         dict(p_old=UNIT + [0.0, 1.0], advantage=[NAN, INF] + WRONG_TYPES, eps_low=UNIT, eps_high=NON_NEGATIVE,
              budget=[-1.0, NAN, INF, 1e12, "x"])),
     "toy.clipping.group_advantages": Case(
-        clipping.group_advantages, dict(rewards=[0.0, 1.0, 0.0, 0.0]),
+        toy.clipping.group_advantages, dict(rewards=[0.0, 1.0, 0.0, 0.0]),
         dict(rewards=array_bad([0.0, 1.0, 0.0, 0.0], [(2, 2)]) + [[1.0]])),
     "toy.clipping.train": Case(
-        clipping.train, dict(p0=PROBS, rewards=[0.0, 1.0, 0.0, 0.0], updates=2, group=4, epochs=2, seeds=2),
+        toy.clipping.train, dict(p0=PROBS, rewards=[0.0, 1.0, 0.0, 0.0], updates=2, group=4, epochs=2, seeds=2),
         dict(p0=probs_bad(PROBS, [(3,)]), rewards=array_bad([0.0, 1.0, 0.0, 0.0], [(3,)]), eps_low=UNIT,
              eps_high=NON_NEGATIVE, updates=COUNT[1:] + HUGE, group=COUNT + [1] + HUGE, epochs=COUNT[1:] + HUGE,
              lr=POSITIVE, seeds=COUNT + HUGE)),
     "toy.resets.value_and_variance": Case(
-        resets.value_and_variance, dict(policy=PI_EOS, reward="sum_to_target", prompt=2, prefix=(1, 5)),
+        toy.resets.value_and_variance, dict(policy=PI_EOS, reward="sum_to_target", prompt=2, prefix=(1, 5)),
         dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, prefix=prefix_bad(PI_EOS))),
     "toy.resets.reset_estimates": Case(
-        resets.reset_estimates, dict(policy=PI, reward="sum_to_target", prompt=2, prefix=(1,), ks=[1, 4], repeats=3,
+        toy.resets.reset_estimates, dict(policy=PI, reward="sum_to_target", prompt=2, prefix=(1,), ks=[1, 4], repeats=3,
                                      rng=0),
         dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, prefix=prefix_bad(PI),
              ks=["ab", None, [], [0], [2.5], [10**12]], repeats=COUNT + HUGE, rng=RNG)),
-    "toy.offpolicy.reward_gradient": Case(offpolicy.reward_gradient, dict(policy=TAB, reward="sum_to_target", prompt=2),
-                                          dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT)),
+    "toy.offpolicy.reward_gradient": Case(
+        toy.offpolicy.reward_gradient, dict(policy=TAB, reward="sum_to_target", prompt=2),
+        dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT)),
     "toy.offpolicy.policy_path": Case(
-        offpolicy.policy_path, dict(reference=PI, reward="sum_to_target", prompt=2, steps=2, lr=0.5),
+        toy.offpolicy.policy_path, dict(reference=PI, reward="sum_to_target", prompt=2, steps=2, lr=0.5),
         dict(reference=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, steps=COUNT[1:] + HUGE, lr=POSITIVE)),
-    "toy.offpolicy.weight_variance": Case(offpolicy.weight_variance, dict(current=TAB, old=PI, prompt=2),
+    "toy.offpolicy.weight_variance": Case(toy.offpolicy.weight_variance, dict(current=TAB, old=PI, prompt=2),
                                           dict(current=POLICY + [LONG_EOS], old=POLICY + [PI3], prompt=PROMPT)),
     "toy.exploration.success_probability": Case(
-        exploration.success_probability, dict(policy=PI, reward="sum_to_target", prompt=2),
+        toy.exploration.success_probability, dict(policy=PI, reward="sum_to_target", prompt=2),
         dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT)),
-    "toy.exploration.optimal_baseline": Case(exploration.optimal_baseline,
+    "toy.exploration.optimal_baseline": Case(toy.exploration.optimal_baseline,
                                              dict(policy=PI, reward="sum_to_target", prompt=2),
                                              dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT)),
-    "toy.exploration.effective_responses": Case(exploration.effective_responses, dict(policy=PI, prompt=2),
+    "toy.exploration.effective_responses": Case(toy.exploration.effective_responses, dict(policy=PI, prompt=2),
                                                 dict(policy=POLICY + [LONG_EOS], prompt=PROMPT)),
-    "toy.exploration.first_success_cdf": Case(exploration.first_success_cdf, dict(p=0.1, n=[1, 2, 10]),
+    "toy.exploration.first_success_cdf": Case(toy.exploration.first_success_cdf, dict(p=0.1, n=[1, 2, 10]),
                                               dict(p=UNIT, n=array_bad([1.0, 2.0]) + [[-1, 2]])),
     "toy.exploration.sample_stream": Case(
-        exploration.sample_stream, dict(policy=PI, reward="sum_to_target", prompt=2, n=10, rng=0),
+        toy.exploration.sample_stream, dict(policy=PI, reward="sum_to_target", prompt=2, n=10, rng=0),
         dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, n=COUNT + HUGE, rng=RNG)),
     "toy.exploration.gradient_moments": Case(
-        exploration.gradient_moments, dict(policy=PI, reward="sum_to_target", prompt=2, baseline="none"),
+        toy.exploration.gradient_moments, dict(policy=PI, reward="sum_to_target", prompt=2, baseline="none"),
         dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, baseline=["mean", None])),
-    "toy.longrun.MarkovPolicy": Case(longrun.MarkovPolicy, dict(preset="sharp", temperature=0.5),
+    "toy.longrun.MarkovPolicy": Case(toy.longrun.MarkovPolicy, dict(preset="sharp", temperature=0.5),
                                      dict(preset=["nope", None], temperature=POSITIVE)),
     "toy.longrun.MarkovPolicy.bigram": Case(method(MARKOV, "bigram"), dict(length=3), dict(length=COUNT + [11])),
-    "toy.longrun.automaton": Case(longrun.automaton, dict(reward="first_token", prompt=2),
+    "toy.longrun.automaton": Case(toy.longrun.automaton, dict(reward="first_token", prompt=2),
                                   dict(reward=REWARD, prompt=PROMPT)),
-    "toy.longrun.credit": Case(longrun.credit, dict(policy=MARKOV, reward="sum_to_target", prompt=2, length=50),
+    "toy.longrun.credit": Case(toy.longrun.credit, dict(policy=MARKOV, reward="sum_to_target", prompt=2, length=50),
                                dict(policy=POLICY + [PI], reward=REWARD, prompt=PROMPT, length=COUNT + [10**9])),
-    "toy.longrun.credit_horizon": Case(longrun.credit_horizon, dict(mean_square=[0.5, 0.1], share=0.9),
+    "toy.longrun.credit_horizon": Case(toy.longrun.credit_horizon, dict(mean_square=[0.5, 0.1], share=0.9),
                                        dict(mean_square=array_bad([0.5, 0.1], [(2, 2)]) + [[-1.0, 1.0]],
                                             share=UNIT)),
     # -- reward models, sft ------------------------------------------------------------------------------------
     "toy.reward_models.sample_comparisons": Case(
-        reward_models.sample_comparisons, dict(policy=PI, reward="sum_to_target", prompt=2, n=10, sharpness=2.0,
+        toy.reward_models.sample_comparisons, dict(policy=PI, reward="sum_to_target", prompt=2, n=10, sharpness=2.0,
                                                rng=0),
         dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, n=COUNT + HUGE, sharpness=POSITIVE,
              rng=RNG)),
     "toy.reward_models.feature_columns": Case(
-        reward_models.feature_columns, dict(features="additive", length=2, n_actions=6),
+        toy.reward_models.feature_columns, dict(features="additive", length=2, n_actions=6),
         dict(features=["nope", None], length=COUNT + [12], n_actions=COUNT + [4, 7])),
     "toy.reward_models.fit_bradley_terry": Case(
-        reward_models.fit_bradley_terry, dict(columns=COLUMNS, n_features=N_FEATURES, data=COMPARISONS, l2=1.0,
+        toy.reward_models.fit_bradley_terry, dict(columns=COLUMNS, n_features=N_FEATURES, data=COMPARISONS, l2=1.0,
                                               iterations=5),
         dict(columns=["ab", None, COLUMNS[:, 0], COLUMNS + 10**6, COLUMNS * 0.5], n_features=COUNT,
-             data=["ab", None, (1, 2, 3), reward_models.Comparisons(np.array([0, 99]), np.array([1, 2]),
+             data=["ab", None, (1, 2, 3), toy.reward_models.Comparisons(np.array([0, 99]), np.array([1, 2]),
                                                                      np.array([True, False]))],
              l2=POSITIVE, iterations=COUNT + [10**6])),
     "toy.reward_models.fit_bradley_terry (size)": Case(
-        reward_models.fit_bradley_terry,
+        toy.reward_models.fit_bradley_terry,
         dict(columns=np.arange(10_000)[:, None], n_features=10_000,
-             data=reward_models.Comparisons(np.arange(5_000), np.arange(5_000, 10_000), np.ones(5_000, bool))),
+             data=toy.reward_models.Comparisons(np.arange(5_000), np.arange(5_000, 10_000), np.ones(5_000, bool))),
         dict()),
     "toy.reward_models.ProxyReward": Case(
-        reward_models.ProxyReward, dict(policy=PI, reward="sum_to_target", prompt=2, n_comparisons=10,
+        toy.reward_models.ProxyReward, dict(policy=PI, reward="sum_to_target", prompt=2, n_comparisons=10,
                                         features="additive", sharpness=2.0, l2=1.0, seed=0),
         dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, n_comparisons=COUNT + HUGE,
              features=["nope", None], sharpness=POSITIVE, l2=POSITIVE, seed=RNG),
         names=dict(n_comparisons="comparisons", seed="seed")),
-    "toy.seeds.over_seeds": Case(seeds.over_seeds, dict(run=lambda s: float(s), seeds=range(3)),
+    "toy.seeds.over_seeds": Case(toy.seeds.over_seeds, dict(run=lambda s: float(s), seeds=range(3)),
                                  dict(run=[3, None, lambda s: float("nan"), lambda s: "a"],
                                       seeds=[[], 5, [1, 1], [0.5], None, [True]]), names=dict(run="run")),
-    "toy.seeds.rate": Case(seeds.rate, dict(holds=lambda s: s > 0, seeds=range(3)),
+    "toy.seeds.rate": Case(toy.seeds.rate, dict(holds=lambda s: s > 0, seeds=range(3)),
                            dict(holds=[3, None, lambda s: 1], seeds=[[], 5, [1, 1], [0.5], None]),
                            names=dict(holds="holds")),
     "toy.reward_models.ProxyReward (a call)": Case(
@@ -561,76 +535,76 @@ CASES: dict[str, Case] = {
     "toy.reward_models.ProxyReward.agreement": Case(method(PROXY, "agreement"), dict(policy=PI),
                                                     dict(policy=POLICY + [PI3])),
     "toy.reward_models.optimisation_curve": Case(
-        reward_models.optimisation_curve, dict(reference=PI, optimised=PROXY, measured="sum_to_target", prompt=2,
+        toy.reward_models.optimisation_curve, dict(reference=PI, optimised=PROXY, measured="sum_to_target", prompt=2,
                                                betas=[0.1, 1.0]),
         dict(reference=POLICY + [LONG_EOS], optimised=REWARD, measured=REWARD, prompt=PROMPT,
              betas=["ab", None, [], [0.0], [NAN], 0.5]), names=dict(optimised="reward", measured="reward")),
     "toy.sft.autoregressive": Case(
-        sft.autoregressive, dict(response_probs={2: np.full((5, 5), 0.04)}, base=PI),
+        toy.sft.autoregressive, dict(response_probs={2: np.full((5, 5), 0.04)}, base=PI),
         dict(response_probs=["ab", None, {7: np.full((5, 5), 0.04)}, {2: np.full((5, 5), 0.05)},
                              {2: np.full((5,), 0.2)}, {2: np.full((5, 5), NAN)}], base=POLICY + [LONG_EOS])),
     "toy.sft.imperfect_expert": Case(
-        sft.imperfect_expert, dict(reference=PI, reward="sum_to_target", success_rate=0.5, prompts=(2,)),
+        toy.sft.imperfect_expert, dict(reference=PI, reward="sum_to_target", success_rate=0.5, prompts=(2,)),
         dict(reference=POLICY + [LONG_EOS], reward=REWARD + ["count_target"], success_rate=UNIT, prompts=PROMPTS)),
-    "toy.sft.demonstrations": Case(sft.demonstrations, dict(expert=PI, n=3, prompts=(2,), rng=0),
+    "toy.sft.demonstrations": Case(toy.sft.demonstrations, dict(expert=PI, n=3, prompts=(2,), rng=0),
                                    dict(expert=POLICY, n=COUNT + HUGE, prompts=PROMPTS, rng=RNG)),
     "toy.sft.fit_sft": Case(
-        sft.fit_sft, dict(demos=DEMOS, base=PI, prior_strength=1.0),
+        toy.sft.fit_sft, dict(demos=DEMOS, base=PI, prior_strength=1.0),
         dict(demos=["ab", None, {}, {7: DEMOS[2]}, {2: np.array([[1, 9]])}, {2: np.array([1, 2])},
                     {2: np.array([[0.5, 1.0]])}], base=POLICY + [LONG_EOS], prior_strength=UNIT[2:] + [-1.0])),
-    "toy.sft.fit_sft (eos)": Case(sft.fit_sft, dict(demos={2: np.array([[1, 5, 5]])}, base=PI_EOS),
+    "toy.sft.fit_sft (eos)": Case(toy.sft.fit_sft, dict(demos={2: np.array([[1, 5, 5]])}, base=PI_EOS),
                                   dict(demos=[{2: np.array([[5, 1, 5]])}])),
-    "toy.sft.success_rate": Case(sft.success_rate, dict(policy=PI, reward="sum_to_target", prompts=(2,)),
+    "toy.sft.success_rate": Case(toy.sft.success_rate, dict(policy=PI, reward="sum_to_target", prompts=(2,)),
                                  dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompts=PROMPTS)),
     "toy.sft.demonstration_success": Case(
-        sft.demonstration_success, dict(demos=DEMOS, reward="sum_to_target", length=2, n_actions=5),
+        toy.sft.demonstration_success, dict(demos=DEMOS, reward="sum_to_target", length=2, n_actions=5),
         dict(demos=["ab", None, {}, {2: np.array([[1, 9]])}], reward=REWARD, length=COUNT + [65],
              n_actions=COUNT + [7])),
     # -- train, ppo --------------------------------------------------------------------------------------------
     "toy.train.train": Case(
-        train.train, dict(method="rloo", steps=1, group_size=2, betas=(0.1,), seeds=(0,), lr=1.0,
+        toy.train.train, dict(method="rloo", steps=1, group_size=2, betas=(0.1,), seeds=(0,), lr=1.0,
                           reward="sum_to_target", reference=PI, start=TAB, prompts=(2,)),
         dict(method=METHOD, steps=COUNT + [10**6], group_size=COUNT + [1, 257], betas=["x", None, (NAN,), (-1.0,)],
              seeds=["x", None, (-1,), (2.5,)], lr=POSITIVE, reward=REWARD, reference=POLICY + [LONG_EOS],
              start=OPTIONAL_POLICY + [PI3], prompts=PROMPTS, epochs=COUNT + [21], clip=UNIT),
         names=dict(betas="beta", seeds="seed")),
     "toy.train.train (ppo)": Case(
-        train.train, dict(method="vineppo", steps=1, group_size=2, seeds=(0,), reference=PI, prompts=(2,)),
+        toy.train.train, dict(method="vineppo", steps=1, group_size=2, seeds=(0,), reference=PI, prompts=(2,)),
         dict(lam=UNIT, vine_k=COUNT + [10**9], critic_lr=UNIT, critic_features=["nope", 3])),
     "toy.train.Curves.band": Case(method(CURVES, "band"), dict(name="kl", beta_index=0),
                                   dict(name=["nope", None], beta_index=COUNT[1:] + [1])),
     "toy.train.Curves.policy": Case(method(CURVES, "policy"), dict(beta_index=0, seed_index=0, base=PI),
                                     dict(beta_index=COUNT[1:] + [1], seed_index=COUNT[1:] + [1],
                                          base=OPTIONAL_POLICY + [PI3])),
-    "toy.train.tabular_logits": Case(train.tabular_logits, dict(policy=PI, prompts=(2,)),
+    "toy.train.tabular_logits": Case(toy.train.tabular_logits, dict(policy=PI, prompts=(2,)),
                                      dict(policy=POLICY + [LONG_EOS], prompts=PROMPTS)),
-    "toy.train.to_policy": Case(train.to_policy, dict(logits=LOG_PROBS, prompts=(2,), base=PI),
+    "toy.train.to_policy": Case(toy.train.to_policy, dict(logits=LOG_PROBS, prompts=(2,), base=PI),
                                 dict(logits=["ab", None, [], LOG_PROBS[:1], [np.full((1, 1, 5), NAN), LOG_PROBS[1]]],
                                      prompts=PROMPTS, base=OPTIONAL_POLICY + [PI3])),
-    "toy.train.response_log_probs": Case(train.response_log_probs, dict(log_probs=LOG_PROBS_B),
+    "toy.train.response_log_probs": Case(toy.train.response_log_probs, dict(log_probs=LOG_PROBS_B),
                                          dict(log_probs=["ab", None, [], [np.full((1, 1, 1, 5), NAN)]])),
     "toy.train.exact_metrics": Case(
-        train.exact_metrics, dict(log_p=LOG_P, log_ref=LOG_P[0], R=np.ones((1, 25))),
+        toy.train.exact_metrics, dict(log_p=LOG_P, log_ref=LOG_P[0], R=np.ones((1, 25))),
         dict(log_p=array_bad(LOG_P, [(25,)]), log_ref=array_bad(LOG_P[0], [(1, 24)]),
              R=array_bad(np.ones((1, 25)), [(1, 24)]))),
-    "toy.train.sample_ids": Case(train.sample_ids, dict(log_p=LOG_P, u=np.full((1, 1, 3), 0.5)),
+    "toy.train.sample_ids": Case(toy.train.sample_ids, dict(log_p=LOG_P, u=np.full((1, 1, 3), 0.5)),
                                  dict(log_p=array_bad(LOG_P, [()]), u=array_bad(np.full((1, 1, 3), 0.5), [(2, 3)])
                                       + [np.full((1, 1, 3), 1.5)])),
     "toy.train.token_gradient": Case(
-        train.token_gradient, dict(probs=[np.exp(lp) for lp in LOG_PROBS_B], ids=IDS, coef=np.ones((1, 1, 3, 2)),
+        toy.train.token_gradient, dict(probs=[np.exp(lp) for lp in LOG_PROBS_B], ids=IDS, coef=np.ones((1, 1, 3, 2)),
                                    K=5),
         dict(probs=["ab", None, [np.full((1, 1, 1, 5), NAN), np.ones((1, 1, 5, 5))]],
              ids=["ab", None, IDS + 100, IDS[0], IDS * 0.5],
              coef=array_bad(np.ones((1, 1, 3, 2)), [(1, 1, 3)]), K=COUNT)),
     "toy.train.sampled_token_log_probs": Case(
-        train.sampled_token_log_probs, dict(log_probs=LOG_PROBS_B, ids=IDS, K=5),
+        toy.train.sampled_token_log_probs, dict(log_probs=LOG_PROBS_B, ids=IDS, K=5),
         dict(log_probs=["ab", None, [np.full((1, 1, 1, 5), INF), np.ones((1, 1, 5, 5))]],
              ids=["ab", None, IDS + 100, IDS[0]], K=COUNT)),
     "toy.train.optimum_metrics": Case(
-        train.optimum_metrics, dict(beta=0.0, reward="sum_to_target", reference=PI, prompts=(2,)),
+        toy.train.optimum_metrics, dict(beta=0.0, reward="sum_to_target", reference=PI, prompts=(2,)),
         dict(beta=UNIT[2:] + [-0.1, 101.0], reward=REWARD, reference=OPTIONAL_POLICY + [LONG_EOS], prompts=PROMPTS)),
     "toy.ppo.TokenAdvantages": Case(
-        ppo.TokenAdvantages, dict(method="ppo", prompts=(2,), runs=1, length=2, n_actions=5),
+        toy.ppo.TokenAdvantages, dict(method="ppo", prompts=(2,), runs=1, length=2, n_actions=5),
         dict(method=["nope", None], prompts=PROMPTS, runs=COUNT, length=COUNT + [13], n_actions=COUNT + [7],
              lam=UNIT, vine_k=COUNT + [10**6], critic_lr=UNIT, critic_features=["nope", None])),
     # -- tables, figures, exercises ----------------------------------------------------------------------------
@@ -649,6 +623,11 @@ CASES: dict[str, Case] = {
     "toy.page.figures.base_layout": Case(
         lambda **kw: figures.base_layout(**kw), dict(fig=figures.go.Figure(), title="t", height=300),
         dict(fig=["ab", None], title=TEXT, height=COUNT + [10**6])),
+    "toy.page.figures.add_curve": Case(
+        figures.add_curve, dict(fig=figures.go.Figure(), x=[1, 2], name="n", hover="h", color="#222", width=2,
+                                dash="dot", symbol="circle", size=6),
+        dict(fig=["ab", None, {}], name=TEXT, hover=[3, b"h"], color=TEXT, width=OPTIONAL_POSITIVE, dash=[3, b"d"],
+             symbol=[3, b"s"], size=OPTIONAL_POSITIVE)),
     "toy.page.figures.break_lines": Case(figures.break_lines, dict(text="a b c", width=3),
                                     dict(text=TEXT, width=COUNT + [10**6])),
     "toy.page.figures.fit_texts": Case(figures.fit_texts, dict(fig=figures.go.Figure()), dict(fig=["ab", None, {}])),
@@ -670,18 +649,18 @@ CASES: dict[str, Case] = {
         dict(distributions=["ab", None, {"a": [0.5]}, {"a": [NAN, 0.5]}], labels=["ab", None, []], title=TEXT,
              xtitle=TEXT, ytitle=TEXT)),
     "toy.exercises.registry.register": Case(
-        lambda **kw: exercises.EXERCISES.pop(registry.register(**kw).name),  # registers nothing for good
+        lambda **kw: toy.exercises.EXERCISES.pop(registry.register(**kw).name),  # registers nothing for good
         dict(name="test-bad-input", title="t", cases=lambda rng: [], reference=abs),
         dict(name=TEXT, title=TEXT, cases=["ab", None], reference=["ab", None], kind=["nope", None],
              tolerance=POSITIVE)),
-    "toy.exercises.check": Case(exercises.check, dict(name="4.1-value", fn=lambda *a: 0.0, n_cases=1),
+    "toy.exercises.check": Case(toy.exercises.check, dict(name="4.1-value", fn=lambda *a: 0.0, n_cases=1),
                                 dict(n_cases=[0, -3, 2.5, "3", True], time_limit=POSITIVE,
                                      seed=[-1, 2.5, "3", True])),
-    "toy.exercises.seed_for": Case(exercises.seed_for, dict(name="4.1-value", seed=0),
+    "toy.exercises.seed_for": Case(toy.exercises.seed_for, dict(name="4.1-value", seed=0),
                                    dict(name=["no-such-exercise", None, 3], seed=COUNT[1:] + ["x", None, 2.5])),
-    "toy.exercises.hidden_cases": Case(exercises.hidden_cases, dict(name="4.1-value", seed=0),
+    "toy.exercises.hidden_cases": Case(toy.exercises.hidden_cases, dict(name="4.1-value", seed=0),
                                        dict(name=["no-such-exercise", None, 3], seed=COUNT[1:] + ["x", None])),
-    "toy.exercises.forbidden_keys": Case(exercises.forbidden_keys, dict(name="4.1-value"),
+    "toy.exercises.forbidden_keys": Case(toy.exercises.forbidden_keys, dict(name="4.1-value"),
                                          dict(name=["no-such-exercise", None, 3, ["4.1-value"]])),
     "toy.exercises.questions.answer": Case(questions.answer, dict(name="ex-4-1-telescope", value=0.5),
                                            dict(name=["no-such-question", None, 3]), names={"name": "question"}),
@@ -712,46 +691,48 @@ CASES: dict[str, Case] = {
         dict(rng=["ab", None, 3], length=[0, -3, 2.5, "3", True, 11])),
     # -- distillation, format gate, GAE(γ, λ), prefix tree ---------------------------------------------------------
     "toy.distillation.token_signal": Case(
-        distillation.token_signal, dict(student=PI_EOS, teacher_=TEACHER_EOS, prompt=2, response=(1, 5, 5)),
+        toy.distillation.token_signal, dict(student=PI_EOS, teacher_=TEACHER_EOS, prompt=2, response=(1, 5, 5)),
         dict(student=POLICY + [PI], teacher_=POLICY + [PI], prompt=PROMPT,
              response=prefix_bad(PI_EOS) + [(1, 2), ()])),
     "toy.distillation.signal_table": Case(
-        distillation.signal_table, dict(student=PI, teacher_=TEACHER, prompt=2),
+        toy.distillation.signal_table, dict(student=PI, teacher_=TEACHER, prompt=2),
         dict(student=POLICY + [PI3, LONG_EOS], teacher_=POLICY + [PI3, LONG_EOS], prompt=PROMPT)),
     "toy.distillation.signal_alignment": Case(
-        distillation.signal_alignment, dict(student=PI, teacher_=TEACHER, reward="sum_to_target", prompt=2, beta=0.3),
+        toy.distillation.signal_alignment,
+        dict(student=PI, teacher_=TEACHER, reward="sum_to_target", prompt=2, beta=0.3),
         dict(student=POLICY + [PI3, LONG_EOS], teacher_=POLICY + [PI3, LONG_EOS], reward=REWARD, prompt=PROMPT,
              beta=POSITIVE)),
     "toy.distillation.distill": Case(
-        distillation.distill, dict(method="on_policy", teacher_beta=0.3, reward="sum_to_target", steps=1,
+        toy.distillation.distill, dict(method="on_policy", teacher_beta=0.3, reward="sum_to_target", steps=1,
                                    group_size=2, seeds=(0,), lr=1.0),
         dict(method=METHOD, teacher_beta=POSITIVE, reward=REWARD, steps=COUNT + [10**6],
              group_size=COUNT + [1, 257], seeds=["x", None, (), (-1,), (2.5,), (True,)], lr=POSITIVE),
         names=dict(seeds="seed")),
-    "toy.format_gate.readable": Case(format_gate.readable, dict(prompt=2, response=(1, 4, 4)),
+    "toy.format_gate.readable": Case(toy.format_gate.readable, dict(prompt=2, response=(1, 4, 4)),
                                      dict(prompt=PROMPT, response=[(9,), "144", None, (1.5,), 3, (True,)])),
-    "toy.format_gate.format_rate": Case(format_gate.format_rate, dict(policy=PI, prompts=(2, 3)),
+    "toy.format_gate.format_rate": Case(toy.format_gate.format_rate, dict(policy=PI, prompts=(2, 3)),
                                         dict(policy=POLICY + [LONG_EOS], prompts=PROMPTS)),
     "toy.format_gate.format_sft": Case(
-        format_gate.format_sft, dict(base=PI, n_demos=3, prior_strength=0.1, seed=0),
+        toy.format_gate.format_sft, dict(base=PI, n_demos=3, prior_strength=0.1, seed=0),
         dict(base=POLICY + [LONG_EOS], n_demos=COUNT + HUGE, prior_strength=NON_NEGATIVE, seed=RNG + [None])),
     "toy.format_gate.rl_curves": Case(
-        format_gate.rl_curves, dict(start=PI, task_reward="sum_to_target", gate=True, steps=1, group_size=2,
+        toy.format_gate.rl_curves, dict(start=PI, task_reward="sum_to_target", gate=True, steps=1, group_size=2,
                                     seeds=(0,), lr=4.0, beta=0.01),
         dict(start=POLICY + [LONG_EOS], task_reward=REWARD, gate=["yes", None, 1], steps=COUNT + [10**6],
              group_size=COUNT + [1, 257], seeds=["x", None, (), (-1,), (2.5,)], lr=POSITIVE,
              beta=[-0.1, 101.0, NAN, INF] + WRONG_TYPES),
         names=dict(seeds="seed")),
     "toy.gae_discount.advantage_error": Case(
-        gae_discount.advantage_error, dict(policy=PI, reward="sum_to_target", prompt=2, value_tables=V_TABLES,
+        toy.gae_discount.advantage_error, dict(policy=PI, reward="sum_to_target", prompt=2, value_tables=V_TABLES,
                                            gamma=0.9, lam=0.5),
         dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT, value_tables=V_BAD, gamma=UNIT, lam=UNIT)),
-    "toy.gae_discount.exact_critic": Case(gae_discount.exact_critic, dict(policy=PI, reward="sum_to_target", prompt=2),
-                                          dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT)),
-    "toy.prefix_tree.counts": Case(prefix_tree.counts, dict(policy=PI_EOS, reward="sum_to_target", prompt=2),
+    "toy.gae_discount.exact_critic": Case(
+        toy.gae_discount.exact_critic, dict(policy=PI, reward="sum_to_target", prompt=2),
+        dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT)),
+    "toy.prefix_tree.counts": Case(toy.prefix_tree.counts, dict(policy=PI_EOS, reward="sum_to_target", prompt=2),
                                    dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT)),
     "toy.prefix_tree.path_view": Case(
-        prefix_tree.path_view, dict(policy=PI_EOS, reward="sum_to_target", prompt=2, path=(1, 5)),
+        toy.prefix_tree.path_view, dict(policy=PI_EOS, reward="sum_to_target", prompt=2, path=(1, 5)),
         dict(policy=POLICY + [LONG_EOS], reward=REWARD, prompt=PROMPT,
              path=prefix_bad(PI_EOS) + [(1,), (1, 2, 3), ()])),
     # -- practitioners' boxes (issue 51) ------------------------------------------------------------------------
@@ -769,13 +750,13 @@ CASES: dict[str, Case] = {
     "toy.batching.reinforce_pp_baseline": Case(
         batching.reinforce_pp_baseline, dict(rewards=[[0.0, 1.0], [1.0, 1.0]], tokens=4, eps=1e-8),
         dict(rewards=array_bad([[0.0, 1.0], [1.0, 1.0]], [(), (3,), (2, 1)]), tokens=COUNT, eps=POSITIVE)),
-    "toy.discount.ShiftedReward": Case(discount.ShiftedReward, dict(reward="sum_to_target", shift=-1.0),
+    "toy.discount.ShiftedReward": Case(toy.discount.ShiftedReward, dict(reward="sum_to_target", shift=-1.0),
                                        dict(reward=REWARD, shift=[NAN, INF, 1000.0] + WRONG_TYPES)),
-    "toy.discount.mean_length_given": Case(discount.mean_length_given,
+    "toy.discount.mean_length_given": Case(toy.discount.mean_length_given,
                                            dict(policy=PI_EOS, prompt=2, reward="sum_to_target", value=0.0),
                                            dict(policy=POLICY, prompt=PROMPT, reward=REWARD,
                                                 value=[NAN, INF, 0.5] + WRONG_TYPES)),
-    "toy.train.Ascent": Case(train.Ascent, dict(optimizer="adam", lr=0.1),
+    "toy.train.Ascent": Case(toy.train.Ascent, dict(optimizer="adam", lr=0.1),
                              dict(optimizer=["nope", None], lr=POSITIVE)),
 }
 

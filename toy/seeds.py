@@ -38,16 +38,31 @@ def _seed_list(seeds) -> tuple[int, ...]:
     return tuple(int(s) for s in out)
 
 
+def _at_each_seed(fn, name: str, allowed: str, seeds, checked) -> tuple[tuple[int, ...], tuple]:
+    """``fn(s)`` at each seed ``s``, each result passed through ``checked(s, result)``: (seeds, results)."""
+    if not callable(fn):
+        raise checks.fail(name, allowed, fn)
+    seeds = _seed_list(seeds)
+    return seeds, tuple(checked(s, fn(s)) for s in seeds)
+
+
 @dataclass(frozen=True)
-class Spread:
-    """A random experiment's result at each seed. ``values[i]`` is the result at ``seeds[i]``."""
+class _OverSeeds:
+    """What a result over seeds has: the seeds it was drawn at, in order."""
 
     seeds: tuple[int, ...]
-    values: tuple[float, ...]
 
     @property
     def n(self) -> int:
-        return len(self.values)
+        """How many seeds."""
+        return len(self.seeds)
+
+
+@dataclass(frozen=True)
+class Spread(_OverSeeds):
+    """A random experiment's result at each seed. ``values[i]`` is the result at ``seeds[i]``."""
+
+    values: tuple[float, ...]
 
     @property
     def mean(self) -> float:
@@ -66,19 +81,14 @@ class Spread:
 
 
 @dataclass(frozen=True)
-class Rate:
+class Rate(_OverSeeds):
     """Whether a claim held at each seed. ``held[i]`` is the outcome at ``seeds[i]``."""
 
-    seeds: tuple[int, ...]
     held: tuple[bool, ...]
 
     @property
     def k(self) -> int:
         return int(sum(self.held))
-
-    @property
-    def n(self) -> int:
-        return len(self.held)
 
     @property
     def fraction(self) -> float:
@@ -94,31 +104,23 @@ class Rate:
 
 def over_seeds(run: Callable[[int], float], seeds: Iterable[int] = range(20)) -> Spread:
     """``run(seed)`` at each seed: a ``Spread`` of the results (each a finite number)."""
-    if not callable(run):
-        raise checks.fail("run", "a function of one seed returning a number", run)
-    seeds = _seed_list(seeds)
-    values = []
-    for s in seeds:
-        v = run(s)
+    def number(s: int, v) -> float:
         try:
             v = float(v)
         except (TypeError, ValueError):
             raise checks.fail(f"run({s})", "a number", v) from None
         if not np.isfinite(v):
             raise checks.fail(f"run({s})", "a finite number", v)
-        values.append(v)
-    return Spread(seeds, tuple(values))
+        return v
+
+    return Spread(*_at_each_seed(run, "run", "a function of one seed returning a number", seeds, number))
 
 
 def rate(holds: Callable[[int], bool], seeds: Iterable[int] = range(20)) -> Rate:
     """How often ``holds(seed)`` is true over ``seeds``."""
-    if not callable(holds):
-        raise checks.fail("holds", "a function of one seed returning True or False", holds)
-    seeds = _seed_list(seeds)
-    held = []
-    for s in seeds:
-        v = holds(s)
+    def truth(s: int, v) -> bool:
         if not isinstance(v, (bool, np.bool_)):
             raise checks.fail(f"holds({s})", "True or False", v)
-        held.append(bool(v))
-    return Rate(seeds, tuple(held))
+        return bool(v)
+
+    return Rate(*_at_each_seed(holds, "holds", "a function of one seed returning True or False", seeds, truth))

@@ -213,6 +213,20 @@ def scroll_through(page, log) -> None:
     quiet(page, log)
 
 
+def open_loaded(browser, url: str, width: int = 1280, height: int = 900, wait_ms: int = 0):
+    """Open ``url`` in a new page as it opens: after its load event (and ``wait_ms`` more) and nothing else (no
+    scrolling, no figure started, not settled). Returns (page, log); the page is closed if it fails to load."""
+    page, log = new_page(browser, width, height)
+    try:
+        page.goto(url, wait_until="load")
+        if wait_ms:
+            page.wait_for_timeout(wait_ms)
+    except BaseException:
+        close(page)
+        raise
+    return page, log
+
+
 def open_book_page(browser, url: str, width: int = 1280, height: int = 900, scroll: bool = False,
                    every_section: bool = True):
     """Open a page of the built book and wait until it has settled (every section laid out unless

@@ -53,10 +53,8 @@ def test_plotly_loads_only_when_a_figure_comes_near(bt, browser, site_url, chapt
     """plotly.js (1.2 MB) is not part of a page's load: it is requested when a figure comes within a screen of the
     viewport (at once on a page whose first figure is that close to the top, never on a page without figures), once,
     and the figure the reader scrolled to is then drawn, from its data file."""
-    page, log = bt.new_page(browser, 400, 800)
+    page, log = bt.open_loaded(browser, bt.page_url(site_url, chapter_doc), 400, 800, wait_ms=1000)
     try:
-        page.goto(bt.page_url(site_url, chapter_doc), wait_until="load")
-        page.wait_for_timeout(1000)
         first = page.evaluate("""() => {
             const el = document.querySelector('.toy-plot, .toy-explorer');
             return el ? el.getBoundingClientRect().top / innerHeight : null;
@@ -154,10 +152,8 @@ def test_under_the_title_as_built_live_code_and_the_figure_list(bt, browser, sit
     Live code bar, whose words its script leaves as they were built, and the list of figures, visible at 400 px,
     whose first link brings the first figure to the screen."""
     built = (built_site / f"{chapter_doc}.html").read_text()
-    page, log = bt.new_page(browser, 400, 800)
+    page, log = bt.open_loaded(browser, bt.page_url(site_url, chapter_doc), 400, 800, wait_ms=500)
     try:
-        page.goto(bt.page_url(site_url, chapter_doc), wait_until="load")
-        page.wait_for_timeout(500)
         state = page.evaluate("""() => {
             const h1 = document.querySelector('article.bd-article h1');
             const next = [];
@@ -237,10 +233,9 @@ def test_a_link_to_a_section_far_down_keeps_its_place_while_the_page_settles(bt,
     still sees it once the figures near it are drawn and the sections above it are laid out (both change the height
     of what is above it; without toy-explorer.js's hold the browser let this one slide 757 px down)."""
     target = "training-every-method-on-the-toy"
-    page, log = bt.new_page(browser, 400, 850)
+    page, log = bt.open_loaded(browser, bt.page_url(site_url, "chapters/04-the-llm-as-a-policy/4.5-connections")
+                               + f"#{target}", 400, 850)
     try:
-        page.goto(bt.page_url(site_url, "chapters/04-the-llm-as-a-policy/4.5-connections") + f"#{target}",
-                  wait_until="load")
         tops = []
         for _ in range(8):
             tops.append(page.evaluate(f"() => Math.round(document.getElementById('{target}').getBoundingClientRect()"

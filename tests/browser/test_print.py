@@ -79,9 +79,7 @@ SHOWN_JS = r"""(selector) => [...document.querySelectorAll(selector)].filter((el
 
 def _open_as_it_opens(bt, browser, site_url, doc, width=1280):
     """The page, loaded and nothing more: no scrolling, no figure started by the test."""
-    page, log = bt.new_page(browser, width, 900)
-    page.goto(bt.page_url(site_url, doc), wait_until="load")
-    return page, log
+    return bt.open_loaded(browser, bt.page_url(site_url, doc), width)
 
 
 def _to_paper(page):

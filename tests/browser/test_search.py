@@ -35,10 +35,8 @@ VISIBLE_SEARCH_JS = """() => {
 def test_every_page_shows_exactly_one_search_control_wide_and_narrow(bt, browser, site_url, book_doc):
     found = {}
     for width in WIDTHS:
-        page, log = bt.new_page(browser, width, 900)
+        page, log = bt.open_loaded(browser, bt.page_url(site_url, book_doc), width, 900, wait_ms=300)
         try:
-            page.goto(bt.page_url(site_url, book_doc), wait_until="load")
-            page.wait_for_timeout(300)
             found[width] = page.evaluate(VISIBLE_SEARCH_JS)
         finally:
             bt.close(page)
@@ -49,10 +47,8 @@ def test_the_search_control_opens_search_from_the_keyboard(bt, browser, site_url
     """At both widths: Tab reaches the one search control, Enter opens the search box with the caret in it, and a
     query with Enter goes to the search page; Ctrl+K opens the box too."""
     for width in WIDTHS:
-        page, log = bt.new_page(browser, width, 900)
+        page, log = bt.open_loaded(browser, bt.page_url(site_url, DOC), width, 900, wait_ms=300)
         try:
-            page.goto(bt.page_url(site_url, DOC), wait_until="load")
-            page.wait_for_timeout(300)
             page.keyboard.press("Control+k")
             page.wait_for_function("() => document.getElementById('pst-search-dialog').open")
             assert page.evaluate("() => document.activeElement.matches('#pst-search-dialog input[name=q]')"), width

@@ -23,6 +23,8 @@ from .tables import figure_tables, plain_text, tables_html
 
 EXACT = dict(color="#1f77b4")
 SEQUENCE = dict(color="#d9620b", pattern=dict(shape="/", fgcolor="#7a3a00", solidity=0.3))
+EXACT_COLOUR, SEQUENCE_COLOUR, GREY = EXACT["color"], SEQUENCE["color"], "#555555"
+"""Line colours of the exact credit, the sequence-level credit and a reference line."""
 PATTERNS = ("", "/", ".", "x", "\\", "+", "-", "|")
 """Bar fill patterns, so that series differ by more than colour."""
 SIGNAL_LABEL = "signal E[A_t²] (Var r decided at t)"
@@ -63,6 +65,34 @@ def base_layout(fig: go.Figure, title: str, height: int = 420) -> go.Figure:
     fig.update_xaxes(ticklabelstandoff=TICK_STANDOFF)
     fig.update_yaxes(ticklabelstandoff=TICK_STANDOFF)
     return fit_texts(fig)
+
+
+def add_curve(fig: go.Figure, x, name: str, hover: str | None = None, *, color: str, width: float | None = None,
+              dash: str | None = None, symbol: str | None = None, size: float | None = None, y=None, **more) -> None:
+    """Add a line to ``fig``: ``mode="lines"``, or ``"lines+markers"`` when a marker ``symbol`` is given.
+
+    ``x`` holds the points; ``y`` defaults to ``x`` (a placeholder an explorer fills in). ``hover`` is the
+    hovertemplate; ``more`` goes to ``fig.add_scatter`` as it is (``row``, ``col``, ``legendgroup``, ...). The line
+    dict holds only the styles given, so the figure is the same as one declared with ``add_scatter`` by hand."""
+    if not isinstance(fig, go.Figure):
+        raise checks.fail("fig", "a plotly Figure", fig)
+    checks.text("name", name)
+    checks.text("color", color)
+    for label, given in (("hover", hover), ("dash", dash), ("symbol", symbol)):
+        if given is not None:
+            checks.text(label, given)
+    for label, given in (("width", width), ("size", size)):
+        if given is not None:
+            checks.positive_finite(label, given)  # checked, and kept as given: 3 stays 3 in the figure's JSON
+    if size is not None and symbol is None:
+        raise checks.fail("size", "a marker size only with a marker symbol", size)
+    line = dict(color=color, **{k: v for k, v in (("dash", dash), ("width", width)) if v is not None})
+    if symbol is not None:
+        more["marker"] = dict(symbol=symbol, **({} if size is None else {"size": size}))
+    if hover is not None:
+        more["hovertemplate"] = hover
+    fig.add_scatter(x=x, y=x if y is None else y, mode="lines" if symbol is None else "lines+markers", name=name,
+                    line=line, **more)
 
 
 def break_lines(text: str, width: int = LINE_CHARS) -> str:

@@ -19,9 +19,8 @@ from ...policy import check_prompt, reference_policy
 from ...rewards import REWARDS, reward_table
 from ...vocab import PROMPTS, RESPONSE_LENGTH
 from ..explorer import Explorer, dropdown, reused, slider
-from ..figures import EXACT, SEQUENCE, base_layout
+from ..figures import EXACT, EXACT_COLOUR, GREY, SEQUENCE_COLOUR, add_curve, base_layout
 
-EXACT_COLOUR, SEQUENCE_COLOUR, GREY = EXACT["color"], SEQUENCE["color"], "#555555"
 REWARD_LABELS = {name: name.replace("_", " ") for name in REWARDS}
 
 
@@ -207,11 +206,11 @@ def _error_figure(symbol: str, xs, names, hovers, x_title: str, y_title: str, ca
     ``names`` (hover labels ``hovers``), whose y the explorer fills; ``caption`` heads the numbers behind it."""
     x = list(xs)
     fig = go.Figure()
-    styles = (dict(color=EXACT_COLOUR, dash="dash", width=2.5), dict(color=SEQUENCE_COLOUR, dash="dot", width=2.5),
-              dict(color="#222", width=3))
-    for name, hover, line, symbol_ in zip(names, hovers, styles, ("triangle-up", "square", "circle"), strict=True):
-        fig.add_scatter(x=x, y=x, mode="lines+markers", name=name, line=line, marker=dict(symbol=symbol_, size=8),
-                        hovertemplate=f"{symbol} = %{{x}}: %{{y:.4f}}<extra>{hover}</extra>")
+    styles = (dict(color=EXACT_COLOUR, dash="dash", width=2.5, symbol="triangle-up"),
+              dict(color=SEQUENCE_COLOUR, dash="dot", width=2.5, symbol="square"),
+              dict(color="#222", width=3, symbol="circle"))
+    for name, hover, style in zip(names, hovers, styles, strict=True):
+        add_curve(fig, x, name, f"{symbol} = %{{x}}: %{{y:.4f}}<extra>{hover}</extra>", **style, size=8)
     for trace in fig.data:
         trace.meta = {"table": {"caption": caption}}
     fig.update_xaxes(title_text=x_title)
@@ -327,15 +326,14 @@ def staleness_explorer(prompt: int = 2) -> Explorer:
     here = ("lr", "k")
     k = list(STALENESS)
     fig = go.Figure()
-    fig.add_scatter(x=k, y=k, mode="lines+markers", name="sequence weight π<sub>θ</sub>(y)/π<sub>old</sub>(y)",
-                    line=dict(color=SEQUENCE_COLOUR, width=3), marker=dict(symbol="circle", size=8),
-                    hovertemplate="k = %{x}: %{y:.3g}<extra>sequence</extra>")
-    fig.add_scatter(x=k, y=k, mode="lines+markers", name="per-token ratio ρ_t (PPO)",
-                    line=dict(color=EXACT_COLOUR, dash="dash", width=2.5), marker=dict(symbol="square", size=8),
-                    hovertemplate="k = %{x}: %{y:.3g}<extra>per token</extra>")
-    fig.add_scatter(x=k, y=k, mode="lines+markers", name="w^(1/L), length-normalised (GSPO)",
-                    line=dict(color=GREY, dash="dot", width=2.5), marker=dict(symbol="triangle-up", size=8),
-                    hovertemplate="k = %{x}: %{y:.3g}<extra>normalised</extra>")
+    for name, hover, style in (
+            ("sequence weight π<sub>θ</sub>(y)/π<sub>old</sub>(y)", "sequence",
+             dict(color=SEQUENCE_COLOUR, width=3, symbol="circle")),
+            ("per-token ratio ρ_t (PPO)", "per token",
+             dict(color=EXACT_COLOUR, dash="dash", width=2.5, symbol="square")),
+            ("w^(1/L), length-normalised (GSPO)", "normalised",
+             dict(color=GREY, dash="dot", width=2.5, symbol="triangle-up"))):
+        add_curve(fig, k, name, f"k = %{{x}}: %{{y:.3g}}<extra>{hover}</extra>", **style, size=8)
     fig.add_scatter(x=[1.0], y=[1.0], mode="markers", name="selected staleness",
                     marker=dict(symbol="diamond", size=13, color="#222"), hoverinfo="skip")
     for trace in fig.data[:3]:
@@ -398,24 +396,19 @@ def clipping_explorer() -> Explorer:
     updates = list(range(len(run(0.2).entropy)))
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2,
                         subplot_titles=("One update: room to grow", "Training on one state"))
-    fig.add_scatter(x=list(P_GRID), y=list(P_GRID), mode="lines+markers", name="growth, PPO (ε = 0.2)",
-                    line=dict(color=GREY, dash="dash", width=2.5), marker=dict(symbol="square", size=7), row=1, col=1,
-                    hovertemplate="p = %{x:.3g}: +%{y:.1%}<extra>PPO</extra>")
-    fig.add_scatter(x=list(P_GRID), y=list(P_GRID), mode="lines+markers", name="growth, selected ε_high",
-                    line=dict(color=EXACT_COLOUR, width=3), marker=dict(symbol="circle", size=7), row=1, col=1,
-                    hovertemplate="p = %{x:.3g}: +%{y:.1%}<extra>selected</extra>")
-    fig.add_scatter(x=updates, y=updates, mode="lines", name="entropy, PPO (ε = 0.2)",
-                    line=dict(color=GREY, dash="dash", width=2.5), row=2, col=1,
-                    hovertemplate="update %{x}: %{y:.3f} nats<extra>PPO</extra>")
-    fig.add_scatter(x=updates, y=updates, mode="lines", name="entropy, selected ε_high",
-                    line=dict(color=EXACT_COLOUR, width=3), row=2, col=1,
-                    hovertemplate="update %{x}: %{y:.3f} nats<extra>selected</extra>")
-    fig.add_scatter(x=updates, y=updates, mode="lines", name="P(rare rewarded token), PPO",
-                    line=dict(color=SEQUENCE_COLOUR, dash="dot", width=2), row=2, col=1,
-                    hovertemplate="update %{x}: %{y:.4f}<extra>rare token, PPO</extra>")
-    fig.add_scatter(x=updates, y=updates, mode="lines", name="P(rare rewarded), selected ε_high",
-                    line=dict(color=SEQUENCE_COLOUR, dash="dashdot", width=3), row=2, col=1,
-                    hovertemplate="update %{x}: %{y:.4f}<extra>rare token</extra>")
+    growth, entropy = "p = %{x:.3g}: +%{y:.1%}<extra>", "update %{x}: %{y:.3f} nats<extra>"
+    rare = "update %{x}: %{y:.4f}<extra>"
+    for name, hover, style in (
+            ("growth, PPO (ε = 0.2)", growth + "PPO", dict(color=GREY, dash="dash", width=2.5, symbol="square")),
+            ("growth, selected ε_high", growth + "selected", dict(color=EXACT_COLOUR, width=3, symbol="circle"))):
+        add_curve(fig, list(P_GRID), name, hover + "</extra>", **style, size=7, row=1, col=1)
+    for name, hover, style in (
+            ("entropy, PPO (ε = 0.2)", entropy + "PPO", dict(color=GREY, dash="dash", width=2.5)),
+            ("entropy, selected ε_high", entropy + "selected", dict(color=EXACT_COLOUR, width=3)),
+            ("P(rare rewarded token), PPO", rare + "rare token, PPO", dict(color=SEQUENCE_COLOUR, dash="dot", width=2)),
+            ("P(rare rewarded), selected ε_high", rare + "rare token",
+             dict(color=SEQUENCE_COLOUR, dash="dashdot", width=3))):
+        add_curve(fig, updates, name, hover + "</extra>", **style, row=2, col=1)
     for trace in fig.data[:2]:
         trace.meta = {"table": {"caption": "One update: growth of the token's probability, (p_new − p_old) / p_old",
                                 "points": [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 0.95]}}

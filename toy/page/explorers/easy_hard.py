@@ -21,10 +21,19 @@ from ...reward_models import PROXY_FEATURES, ProxyReward, optimisation_curve
 from ...rewards import REWARDS
 from ...vocab import PROMPTS, VOCAB_SIZE
 from ..explorer import Explorer, dropdown, reused, slider
-from ..figures import EXACT, NOISE_LABEL, SEQUENCE, SIGNAL_LABEL, base_layout
+from ..figures import (
+    EXACT,
+    EXACT_COLOUR,
+    GREY,
+    NOISE_LABEL,
+    SEQUENCE,
+    SEQUENCE_COLOUR,
+    SIGNAL_LABEL,
+    add_curve,
+    base_layout,
+)
 from .credit import TEMPERATURES
 
-EXACT_COLOUR, SEQUENCE_COLOUR, GREY = EXACT["color"], SEQUENCE["color"], "#555555"
 PREFIXES = {(): "x (no tokens yet)", (1,): "x · 1", (1, 2): "x · 1 2", (1, 2, 3): "x · 1 2 3"}
 REWARD_LABELS = {name: name.replace("_", " ") for name in REWARDS}
 
@@ -74,9 +83,8 @@ def resets_explorer(prompt: int = 2) -> Explorer:
     fig.add_scatter(x=ks, y=np.ones(len(ks)), mode="markers+lines", name="measured RMS error (20 repeats)",
                     marker=dict(color=SEQUENCE_COLOUR, symbol="square", size=8), line=dict(color=SEQUENCE_COLOUR),
                     row=2, col=1, hovertemplate="K = %{x}: %{y:.4f}<extra>measured</extra>")
-    fig.add_scatter(x=ks, y=np.ones(len(ks)), mode="lines", name="exact √(Var[r | s] / K)",
-                    line=dict(color=EXACT_COLOUR, dash="dash", width=2.5), row=2, col=1,
-                    hovertemplate="K = %{x}: %{y:.4f}<extra>exact</extra>")
+    add_curve(fig, ks, "exact √(Var[r | s] / K)", "K = %{x}: %{y:.4f}<extra>exact</extra>", color=EXACT_COLOUR,
+              dash="dash", width=2.5, y=np.ones(len(ks)), row=2, col=1)
     fig.data[0].meta = {"table": {"skip": True}}  # 20 estimates per K: their error is the lower panel's table
     fig.data[1].meta = {"table": {"caption": "The band the K-rollout estimates (the dots) fall in: the exact V and "
                                              "its standard error (reward units; the dots' error is the next table)"}}
@@ -137,16 +145,12 @@ def prior_explorer() -> Explorer:
     fig = make_subplots(rows=2, cols=1, vertical_spacing=0.2,
                         subplot_titles=("Chance of a reward", "Gradient noise ÷ signal"))
     t = list(PRIOR_CURVE)
-    fig.add_scatter(x=t, y=t, mode="lines", name="P(a sample earns reward)", line=dict(color=EXACT_COLOUR, width=3),
-                    row=1, col=1, hovertemplate="τ = %{x:.2f}: %{y:.3g}<extra>P(reward > 0)</extra>")
-    fig.add_scatter(x=t, y=t, mode="lines", name="e^H / 625: share in play",
-                    line=dict(color=GREY, dash="dot", width=2), row=1, col=1,
-                    hovertemplate="τ = %{x:.2f}: %{y:.3g}<extra>e^H / 625</extra>")
-    fig.add_scatter(x=t, y=t, mode="lines", name="tr Cov(g) / ‖∇J‖², baseline V(x)",
-                    line=dict(color=SEQUENCE_COLOUR, width=3), row=2, col=1,
-                    hovertemplate="τ = %{x:.2f}: %{y:.4g}<extra>with baseline</extra>")
-    fig.add_scatter(x=t, y=t, mode="lines", name="the same, no baseline", line=dict(color=SEQUENCE_COLOUR, dash="dash"),
-                    row=2, col=1, hovertemplate="τ = %{x:.2f}: %{y:.4g}<extra>no baseline</extra>")
+    for name, hover, row, style in (
+            ("P(a sample earns reward)", "3g}<extra>P(reward > 0)", 1, dict(color=EXACT_COLOUR, width=3)),
+            ("e^H / 625: share in play", "3g}<extra>e^H / 625", 1, dict(color=GREY, dash="dot", width=2)),
+            ("tr Cov(g) / ‖∇J‖², baseline V(x)", "4g}<extra>with baseline", 2, dict(color=SEQUENCE_COLOUR, width=3)),
+            ("the same, no baseline", "4g}<extra>no baseline", 2, dict(color=SEQUENCE_COLOUR, dash="dash"))):
+        add_curve(fig, t, name, "τ = %{x:.2f}: %{y:." + hover + "</extra>", **style, row=row, col=1)
     for row in (1, 2):
         fig.add_scatter(x=[1.0], y=[0.5], mode="markers", name="selected τ", showlegend=row == 1, legendgroup="here",
                         marker=dict(symbol="diamond", size=12, color="#222"), row=row, col=1,
@@ -277,11 +281,10 @@ def goodhart_explorer(prompt: int = 2) -> Explorer:
     curve_deps = ("comparisons", "features", "dataset")
     here = curve_deps + ("beta",)
     fig = go.Figure()
-    fig.add_scatter(x=[0.0], y=[0.0], mode="lines", name="proxy E[r̂] (what is optimised)",
-                    line=dict(color=SEQUENCE_COLOUR, dash="dash", width=3),
-                    hovertemplate="KL %{x:.2f}: %{y:.3f}<extra>proxy</extra>")
-    fig.add_scatter(x=[0.0], y=[0.0], mode="lines", name="true E[r] (what was wanted)",
-                    line=dict(color=EXACT_COLOUR, width=3), hovertemplate="KL %{x:.2f}: %{y:.3f}<extra>true</extra>")
+    add_curve(fig, [0.0], "proxy E[r̂] (what is optimised)", "KL %{x:.2f}: %{y:.3f}<extra>proxy</extra>",
+              color=SEQUENCE_COLOUR, dash="dash", width=3, y=[0.0])
+    add_curve(fig, [0.0], "true E[r] (what was wanted)", "KL %{x:.2f}: %{y:.3f}<extra>true</extra>",
+              color=EXACT_COLOUR, width=3, y=[0.0])
     fig.add_scatter(x=[0.0, 0.0], y=[0.0, 0.0], mode="markers", name="π*<sub>β</sub> at the selected β",
                     marker=dict(symbol="diamond", size=12, color="#222"),
                     hovertemplate="KL %{x:.2f}: %{y:.3f}<extra>selected β</extra>")
@@ -359,12 +362,10 @@ def long_credit_explorer(prompt: int = 2) -> Explorer:
                 hovertemplate="%{x:.1%} of the way: %{y:.4g}<extra>E[A_t²]</extra>")
     fig.add_bar(x=centres, y=centres, name=NOISE_LABEL, marker=SEQUENCE,
                 row=1, col=1, hovertemplate="%{x:.1%} of the way: %{y:.4g}<extra>noise</extra>")
-    fig.add_scatter(x=LENGTH_CURVE, y=LENGTH_CURVE, mode="lines+markers", name="signal per token: mean E[A_t²]",
-                    line=dict(color=EXACT_COLOUR, width=3), marker=dict(symbol="circle"), row=2, col=1,
-                    hovertemplate="L = %{x:,}: %{y:.3g}<extra>signal</extra>")
-    fig.add_scatter(x=LENGTH_CURVE, y=LENGTH_CURVE, mode="lines+markers", name="noise per token: mean",
-                    line=dict(color=SEQUENCE_COLOUR, dash="dash", width=3), marker=dict(symbol="square"), row=2,
-                    col=1, hovertemplate="L = %{x:,}: %{y:.3g}<extra>noise</extra>")
+    add_curve(fig, LENGTH_CURVE, "signal per token: mean E[A_t²]", "L = %{x:,}: %{y:.3g}<extra>signal</extra>",
+              color=EXACT_COLOUR, width=3, symbol="circle", row=2, col=1)
+    add_curve(fig, LENGTH_CURVE, "noise per token: mean", "L = %{x:,}: %{y:.3g}<extra>noise</extra>",
+              color=SEQUENCE_COLOUR, dash="dash", width=3, symbol="square", row=2, col=1)
     for trace in fig.data[:2]:
         trace.meta = {"table": {"caption": "Where credit sits: mean square over six of the response's twenty "
                                            "twentieths (reward²; values below 10⁻⁴ are not drawn)", "below": 1e-4}}

@@ -168,6 +168,13 @@ def rl_curves(base: str, rho: float | None, n_demos: int | None, seeds: tuple = 
                        betas=(RL_BETA,), seeds=seeds, lr=RL_LR, reward=REWARD)
 
 
+def _reward_axes(fig, x_title: str, y_title: str, height: int) -> None:
+    """Titles for a figure of rewards in [0, 1] over RL steps (its y axis shows all of [0, 1]), and the book's look."""
+    fig.update_xaxes(title_text=x_title)
+    fig.update_yaxes(title_text=y_title, range=[0, 1.02])
+    figures.base_layout(fig, "", height=height)
+
+
 def _band_trace(fig, name, group, color, fillcolor, dash, row=None):
     """A mean line and its band, in one legend group: the band belongs to its line (they show and hide together),
     so the two series differ by the line's dash, not only by colour."""
@@ -176,8 +183,8 @@ def _band_trace(fig, name, group, color, fillcolor, dash, row=None):
     fig.add_scatter(x=steps + steps[::-1], y=[0.0] * (2 * len(steps)), fill="toself", fillcolor=fillcolor,
                     line=dict(width=0), hoverinfo="skip", showlegend=False, name=name + " band", legendgroup=group,
                     **kw)
-    fig.add_scatter(x=steps, y=[0.0] * len(steps), name=name, mode="lines", line=dict(color=color, dash=dash, width=3),
-                    legendgroup=group, hovertemplate="step %{x}: %{y:.3f}<extra>" + name + "</extra>", **kw)
+    figures.add_curve(fig, steps, name, "step %{x}: %{y:.3f}<extra>" + name + "</extra>", color=color, dash=dash,
+                      width=3, y=[0.0] * len(steps), legendgroup=group, **kw)
 
 
 @reused
@@ -206,11 +213,10 @@ def sft_then_rl() -> Explorer:
     steps = list(range(RL_STEPS + 1))
     _band_trace(fig, "RL from the SFT policy", "sft", "#1f77b4", "rgba(31,119,180,0.2)", "solid")
     _band_trace(fig, "RL from the base model", "base", "#7f7f7f", "rgba(127,127,127,0.2)", "dash")
-    fig.add_scatter(x=steps, y=[0.0] * len(steps), name="the expert's success rate ρ", mode="lines",
-                    line=dict(color="#d62728", dash="dot", width=2), hovertemplate="%{y:.3f}<extra>ρ</extra>")
-    fig.add_scatter(x=steps, y=[0.0] * len(steps), name="fraction of correct demonstrations", mode="lines",
-                    line=dict(color="#9467bd", dash="longdash", width=1.5),
-                    hovertemplate="%{y:.3f}<extra>correct demonstrations</extra>")
+    for name, hover, style in (("the expert's success rate ρ", "ρ", dict(color="#d62728", dash="dot", width=2)),
+                               ("fraction of correct demonstrations", "correct demonstrations",
+                                dict(color="#9467bd", dash="longdash", width=1.5))):
+        figures.add_curve(fig, steps, name, f"%{{y:.3f}}<extra>{hover}</extra>", **style, y=[0.0] * len(steps))
     for trace in fig.data[:-2]:
         trace.meta = {"table": {"skip": True} if trace.name.endswith(" band") else {
             "caption": f"Success rate E[r], exact, mean of the {len(RL_SEEDS)} seeds the figure draws (a probability; "
@@ -218,9 +224,7 @@ def sft_then_rl() -> Explorer:
     for trace in fig.data[-2:]:  # levels: one column, not the same number at every step
         trace.meta = {"table": {"caption": "The two levels drawn across: success rate (a probability)", "corner": "",
                                 "header": ["at every step"] * len(steps)}}
-    fig.update_xaxes(title_text="RL step")
-    fig.update_yaxes(title_text="success rate E[r], exact", range=[0, 1.02])
-    figures.base_layout(fig, "", height=460)
+    _reward_axes(fig, "RL step", "success rate E[r], exact", height=460)
     return Explorer(
         title="SFT, then RL: imitation stops at the demonstrator, RL goes past it",
         controls=[dropdown("base", "Base model", BASES, "sharp"),
@@ -294,15 +298,13 @@ def waiting_for_signal() -> Explorer:
     for i, trace in enumerate(fig.data):
         trace.meta = {"table": {"name": f"seed {i}" if i < SHOWN_SEEDS else trace.name, "corner": "RL step k",
                                 "caption": "Each run's success: exact success probability on the hard prompt"}}
-    fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines", name=f"mean of {len(HARD_SEEDS)} seeds",
-                    line=dict(color="#222", width=3), hovertemplate="step %{x}: %{y:.4f}<extra>mean</extra>", row=1,
-                    col=1)
+    figures.add_curve(fig, steps, f"mean of {len(HARD_SEEDS)} seeds", "step %{x}: %{y:.4f}<extra>mean</extra>",
+                      color="#222", width=3, y=[0.0] * len(steps), row=1, col=1)
     fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines", name=f"fraction of {len(HARD_SEEDS)} seeds",
                     line=dict(color="#d9620b", width=3, shape="hv"),
                     hovertemplate="step %{x}: %{y:.3f}<extra>waiting</extra>", row=2, col=1)
-    fig.add_scatter(x=steps, y=[0.0] * len(steps), mode="lines", name="exact: (1 − p)^(n·k)",
-                    line=dict(color="#222", width=2, dash="dash"),
-                    hovertemplate="step %{x}: %{y:.3f}<extra>exact</extra>", row=2, col=1)
+    figures.add_curve(fig, steps, "exact: (1 − p)^(n·k)", "step %{x}: %{y:.3f}<extra>exact</extra>", color="#222",
+                      width=2, dash="dash", y=[0.0] * len(steps), row=2, col=1)
     fig.update_yaxes(title_text="success probability", type="log", range=[-3, 0.05], dtick=1, row=1, col=1)
     fig.data[SHOWN_SEEDS].meta = {"table": {"corner": "RL step k",
                                             "caption": "Each run's success: exact success probability on the hard "
@@ -369,17 +371,13 @@ def format_gated() -> Explorer:
 
     steps = list(range(RL_STEPS + 1))
     fig = go.Figure()
-    fig.add_scatter(x=steps, y=steps, mode="lines+markers", name="RL from the base model",
-                    line=dict(color="#d62728", width=2.5, dash="dash"), marker=dict(symbol="x", size=6),
-                    hovertemplate="step %{x}: %{y:.3f}<extra>from base</extra>")
-    fig.add_scatter(x=steps, y=steps, mode="lines+markers", name="RL after SFT on readable demos",
-                    line=dict(color="#2ca02c", width=3), marker=dict(symbol="circle", size=6),
-                    hovertemplate="step %{x}: %{y:.3f}<extra>after SFT</extra>")
+    for name, hover, style in (
+            ("RL from the base model", "from base", dict(color="#d62728", width=2.5, dash="dash", symbol="x")),
+            ("RL after SFT on readable demos", "after SFT", dict(color="#2ca02c", width=3, symbol="circle"))):
+        figures.add_curve(fig, steps, name, f"step %{{x}}: %{{y:.3f}}<extra>{hover}</extra>", **style, size=6)
     for trace in fig.data:
         trace.meta = {"table": {"caption": "Expected reward, exact, mean of the seeds (reward units)"}}
-    fig.update_xaxes(title_text="RL step (RLOO, n = 4, 5 prompts)")
-    fig.update_yaxes(title_text="expected reward (exact)", range=[0, 1.02])
-    figures.base_layout(fig, "", height=440)
+    _reward_axes(fig, "RL step (RLOO, n = 4, 5 prompts)", "expected reward (exact)", height=440)
     return Explorer(
         title="A format-gated reward: why SFT comes before RL with verifiers",
         controls=[dropdown("reward", "Reward", FORMAT_REWARDS, "gated"),
