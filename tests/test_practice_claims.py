@@ -381,6 +381,7 @@ def test_reinforce_pp_or_rloo_noise_on_tied_groups():
     box = box_of("c18-verdict")
     assert "REINFORCE++ or RLOO?" in box and "this book does not reproduce their experiments" in box
     assert "references.bib#hu2025reinforcepp" in box and "argue that" in box
+    assert "with a bias that vanishes as the batch grows; that is their report" in box
     for q in ("noise_grpo_05", "noise_grpo_01", "noise_rpp_05", "noise_rpp_01"):
         assert f'quote("{q}"' in box
     batch = explorer_batch()
