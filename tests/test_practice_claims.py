@@ -419,6 +419,15 @@ def test_round5_hedges():
     assert "when a learned reward's spread differs" not in verdict and "blows a near-tied group's noise" in verdict
     assert "against entropy collapse" not in start
     assert "rests on DAPO's report" in start and "does not show that" in start
+    # '(section 4.3's 20-seed box: about as many seeds end with less entropy as with more)'
+    import numpy as np
+
+    from toy.page.explorers import classical
+    assert "about as many seeds end with less entropy as with more" in start
+    h = {eh: toy.clipping.train(classical.CLIP_PRIOR, classical.CLIP_REWARDS, 0.2, eh, epochs=classical.CLIP_EPOCHS,
+                                lr=classical.CLIP_LR).seed_entropy[:, -1] for eh in (0.2, 0.28)}
+    more, less = int(np.sum(h[0.28] > h[0.2])), int(np.sum(h[0.28] < h[0.2]))
+    assert more > 0 and less > 0 and abs(more - less) <= 0.1 * len(h[0.2])
     assert "too hard or too easy" in start and "read it with the mean reward" in start
     critic = flat(paragraph_with(NB43, "When the critic pays"))
     assert "back this" not in critic and "are consistent with this, though neither isolates the critic" in critic
