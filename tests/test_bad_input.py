@@ -31,7 +31,9 @@ import numpy as np
 import pytest
 
 import toy
-from toy import batching, exact, policy, rewards  # the modules toy/__init__.py does not list; the rest as toy.<module>
+
+# the modules toy/__init__.py does not list; the rest as toy.<module>
+from toy import batching, exact, policy, rewards, scale
 from toy.exercises import questions, registry
 from toy.page import fates, figures, prose, recipes
 
@@ -750,6 +752,13 @@ CASES: dict[str, Case] = {
     "toy.batching.reinforce_pp_baseline": Case(
         batching.reinforce_pp_baseline, dict(rewards=[[0.0, 1.0], [1.0, 1.0]], tokens=4, eps=1e-8),
         dict(rewards=array_bad([[0.0, 1.0], [1.0, 1.0]], [(), (3,), (2, 1)]), tokens=COUNT, eps=POSITIVE)),
+    "toy.batching.noise_share": Case(
+        batching.noise_share, dict(outcomes=[[0.0, 1.0], [1.0, 1.0]], noise_sd=0.05, rng=0),
+        dict(outcomes=array_bad([[0.0, 1.0], [1.0, 1.0]], [(), (3,), (2, 1)]) + [[[0.0, 1.0]], [[1.0, 1.0]]],
+             noise_sd=POSITIVE, rng=[-1, 2.5, "x"])),
+    "toy.scale.critic_cost": Case(scale.critic_cost, dict(critic_size=1.0, reward_model_size=0.0),
+                                  dict(critic_size=[0.0, -1.0, 101.0, NAN, INF] + WRONG_TYPES,
+                                       reward_model_size=[-1.0, 101.0, NAN, INF] + WRONG_TYPES)),
     "toy.discount.ShiftedReward": Case(toy.discount.ShiftedReward, dict(reward="sum_to_target", shift=-1.0),
                                        dict(reward=REWARD, shift=[NAN, INF, 1000.0] + WRONG_TYPES)),
     "toy.discount.mean_length_given": Case(toy.discount.mean_length_given,

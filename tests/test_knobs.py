@@ -163,7 +163,8 @@ ALSO_READ = {
     # names the boxes of 4.3 and 4.5 quote beyond the table's, read at the same commits
     "trl/trainer/grpo_config.py": {"use_vllm", "vllm_importance_sampling_clip_max",
                                    "vllm_importance_sampling_clip_min", "learning_rate",
-                                   "steps_per_generation", "mask_truncated_completions"},  # None; False
+                                   "steps_per_generation", "mask_truncated_completions",  # None; False
+                                   "vllm_importance_sampling_cap"},  # deprecated at v1.6.0, default None here
     "openrlhf/cli/train_ppo_ray.py": {"--algo.advantage.is_correction_threshold", "--rollout.batch_size",
                                       "--train.batch_size", "--rollout.temperature",  # 1024; 128; 1.0
                                       "--reward.overlong_buffer_len"},  # None: "reward with optional overlong penalty"
@@ -199,7 +200,8 @@ def test_the_boxes_quote_only_names_that_were_read():
                 if (re.fullmatch(r"(--)?[a-z_]+(\.[a-z_]+)*(=.*)?", code) and ("_" in code or "." in code)
                         and not code.endswith((".py", ".yaml"))):
                     quoted.add(code.split("=")[0])
-    quoted -= {"toy.batching.dynamic_sampling", "toy.batching.reinforce_pp_baseline"}
+    quoted -= {"toy.batching.dynamic_sampling", "toy.batching.reinforce_pp_baseline", "toy.batching.noise_share",
+               "toy.scale.critic_cost"}
     assert quoted, "the boxes quote setting names"
     assert quoted <= read, quoted - read
 
@@ -240,3 +242,53 @@ def test_loss_aggregations_agree_up_to_a_constant_when_lengths_are_equal():
         assert (loss.sum(axis=1) / 16).mean() == pytest.approx(total / (16 * B))
     ragged = [rng.normal(size=t) for t in (2, 4)]  # unequal lengths: the two means part
     assert np.concatenate(ragged).mean() != pytest.approx(np.mean([r.mean() for r in ragged]))
+
+
+TRL_IS_BOUND_HISTORY = {
+    # TRL's GRPOConfig in the mirror's history (git show <tag>:trl/trainer/grpo_config.py), read for 4.3's engine box:
+    # the field that bounds the engine-vs-trainer weight and its default, by release
+    "v0.23.0": ("vllm_importance_sampling_cap", 2.0),  # added by 12fc85f (Sept. 2025): truncated IS, no modes
+    "v0.25.0": ("vllm_importance_sampling_cap", 2.0),
+    "v0.26.0": ("vllm_importance_sampling_cap", 3.0),  # eb76389 added vllm_importance_sampling_mode, raised to 3.0
+    "v1.6.0": ("vllm_importance_sampling_clip_max", 3.0),  # 0bef672 renamed it; _cap deprecated, default None
+    "f2cd577": ("vllm_importance_sampling_clip_max", 3.0),  # the table's commit
+}
+
+
+def test_the_engine_box_says_trls_bound_is_the_pinned_commits_and_other_versions_differ():
+    """The practitioner review's claim 5: '3 by default' read as general, though TRL's earlier releases used 2.0.
+    4.3's box now says the default is the one at the commit it read, and what the releases before it had."""
+    import json
+    from pathlib import Path
+
+    nb = Path(__file__).resolve().parents[1] / "chapters" / "04-the-llm-as-a-policy" / "4.3-classical-vs-llm-rl.ipynb"
+    box = " ".join("".join(next(c["source"] for c in json.loads(nb.read_text())["cells"]
+                                if c.get("id") == "stale-engines")).split())
+    assert "3 by default at the commit read below" in box and "Other versions differ" in box
+    first, last = TRL_IS_BOUND_HISTORY["v0.23.0"], TRL_IS_BOUND_HISTORY["f2cd577"]
+    assert f"v0.23.0 as truncation at `{first[0]}`, {first[1]:.1f} by default" in box
+    assert f"v0.26.0 added the modes and raised the default to {TRL_IS_BOUND_HISTORY['v0.26.0'][1]:.1f}" in box
+    assert last[0] == "vllm_importance_sampling_clip_max" and f"`{last[0]}`, {last[1]:g} by default" in box
+    assert knobs.PROJECTS["TRL"].commit.startswith("f2cd577")
+    watch = json.loads((nb.parent / "4.5-connections.ipynb").read_text())
+    start = " ".join("".join(next(c["source"] for c in watch["cells"] if c.get("id") == "c18-start")).split())
+    assert "at the commits the table names (3 in TRL, which other TRL versions set otherwise" in start
+
+
+def test_the_ppo_bullet_quotes_the_lambda_defaults_the_table_records():
+    """4.5's 'starting a run': one λ 'defaults to 1.0 in verl (algorithm.lam) and OpenRLHF (--algo.advantage.lambd),
+    and to 0.95 in TRL's experimental PPOConfig (lam)'; VC-PPO's 1 for the critic, 0.95 for the policy."""
+    import json
+    from pathlib import Path
+
+    nb = Path(__file__).resolve().parents[1] / "chapters" / "04-the-llm-as-a-policy" / "4.5-connections.ipynb"
+    start = " ".join("".join(next(c["source"] for c in json.loads(nb.read_text())["cells"]
+                                  if c.get("id") == "c18-start")).split())
+    assert ("defaults to 1.0 in verl (`algorithm.lam`) and OpenRLHF (`--algo.advantage.lambd`), and to 0.95 in "
+            "TRL's experimental PPOConfig (`lam`)") in start
+    assert "defaults 1.0 and 1.0" in note_of("verl", "algorithm.lam")
+    assert "defaults 1 and 1" in note_of("OpenRLHF", "--algo.advantage.lambd")
+    assert "defaults 1.0 and 0.95" in note_of("TRL", "lam")
+    row = next(k for k in knobs.KNOBS if "decoupled λ" in k.knob)
+    assert "λ = 1 and the policy's advantages with λ = 0.95" in row.book
+    assert "critic's targets with $\\lambda = 1$ and the policy's advantages with $\\lambda = 0.95$" in start

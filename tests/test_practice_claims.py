@@ -284,3 +284,155 @@ def test_the_critic_box_cites_what_vapo_and_orz_reported():
     assert "references.bib#hu2025orz" in box and "references.bib#yue2025vapo" in box
     lam = [1 - 1 / (0.05 * length) for length in (40, 400, 4000)]
     assert 0 < lam[0] < lam[1] < lam[2] < 1
+
+
+# -- round 5 of the practitioner review: the method table, λ and the critic's cost, REINFORCE++ or RLOO ----------
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def box_of(cid: str) -> str:
+    import json
+    return flat("".join(next(c["source"] for c in json.loads(NB45.read_text())["cells"] if c.get("id") == cid)))
+
+
+def test_the_method_table_agrees_with_what_the_estimators_do():
+    """'starting a run' opens with a table: RLOO '∇J, unbiased'; GRPO 'c(n, p) ∇J'; REINFORCE++-baseline 'RLOO's
+    direction, times one number per batch'; PPO 'at λ = 1 V̂ is only a baseline'. Each checked on the toy: RLOO's and
+    GRPO's factors by enumeration (c(n, p) moves with p), REINFORCE++-baseline against RLOO on a batch, and GAE at
+    λ = 1 against the return less V̂ for arbitrary values."""
+    import numpy as np
+
+    from toy import batching, estimators
+    box = box_of("c18-start")
+    for method in ("PPO with a critic", "GRPO", "RLOO", "REINFORCE++-baseline", "REINFORCE++"):
+        assert f"| {method} |" in box, method
+    assert box.index("The methods side by side") < box.index("**Which method.**")
+    assert "| $\\nabla J$, unbiased |" in box and "$c(n, p)\\,\\nabla J$" in box
+    assert "RLOO's direction, times one number per batch" in box and "$\\hat V$ is only a baseline" in box
+    # RLOO unbiased, GRPO scaled by c(n, p) that depends on p (exact enumeration on prompt 2)
+    pi = toy.TabularPolicy.from_policy(toy.reference_policy())
+    grad = estimators.exact_policy_gradient(pi, "sum_to_target", X)
+    mean_rloo, _ = estimators.gradient_moments("rloo", pi, "sum_to_target", X, 4)
+    assert np.allclose(mean_rloo, grad, rtol=1e-9, atol=1e-12)
+    assert estimators.grpo_scale(8, 0.05) > 1.2 * estimators.grpo_scale(8, 0.5)
+    # REINFORCE++-baseline = RLOO × one number for the whole batch
+    batch = explorer_batch()
+    ratio = batching.reinforce_pp_baseline(batch, tokens=4)[~batching.is_tie(batch)] / estimators.advantages(
+        "rloo", batch)[~batching.is_tie(batch)]
+    ratio = ratio[np.isfinite(ratio)]
+    assert ratio.size > 4 and np.allclose(ratio, ratio[0], rtol=1e-12) and ratio[0] > 0
+    # GAE at λ = 1 is the return less V̂(s_t), whatever the values: a baseline, no bias from the critic
+    rng = np.random.default_rng(0)
+    r, v = rng.normal(size=6), rng.normal(size=6)
+    returns = np.cumsum(r[::-1])[::-1]
+    assert np.allclose(toy.gae.gae(r, v, 1.0), returns - v, rtol=1e-12)
+    assert not np.allclose(toy.gae.gae(r, v, 0.95), returns - v, rtol=1e-3)
+
+
+def test_gae_below_one_passes_little_of_a_final_reward_to_early_tokens():
+    """'Below 1, GAE passes a final reward back to a token k steps before the end with weight λ^k, at most (values 0
+    between): … at λ = 0.95 and k = 100'. With zero values every TD error but the last is 0, so A_t = λ^(L−1−t) r."""
+    import numpy as np
+    box = box_of("c18-start")
+    assert 'quote("lam_reach_100", ".4f")' in box and "with weight $\\lambda^k$" in box
+    end = np.zeros(101)
+    end[-1] = 1.0
+    A = toy.gae.gae(end, np.zeros(101), 0.95)
+    assert A[0] == pytest.approx(0.95**100, rel=1e-12) and A[0] < 0.01
+    assert np.allclose(A, 0.95 ** np.arange(100, -1, -1), rtol=1e-12)
+    assert toy.gae.gae(end, np.zeros(101), 1.0)[0] == pytest.approx(1.0)
+
+
+def test_the_critics_cost_is_an_estimate_by_counting():
+    """'a critic of the policy's size makes PPO's model memory … times a group method's with a verifier (… beside a
+    reward model of the policy's size), and its compute per sampled token … times (…)', with its basis: 16 bytes per
+    trained parameter, 2 per frozen one, 2 FLOPs forward and 4 backward. Recounted here from the parts."""
+    from toy.scale import critic_cost
+    box = box_of("c18-start")
+    assert "as an estimate by counting" in box and "16 bytes per trained parameter" in box and "2 per frozen" in box
+    assert "Activations and the engine's cache are left out" in box
+    for q in ("cost_memory_verifier", "cost_memory_rm", "cost_compute_verifier", "cost_compute_rm"):
+        assert f'quote("{q}"' in box
+    trained = {"weights": 2, "gradients": 2, "master weights": 4, "Adam's m": 4, "Adam's v": 4}
+    frozen = 2
+    for rm in (0.0, 1.0):
+        group_memory = sum(trained.values()) + frozen * (1 + rm)  # policy; reference (+ reward model)
+        ppo_memory = group_memory + sum(trained.values())  # + a trained critic of the policy's size
+        group_flops = 2 + 2 + 2 + (2 + 4) + 2 * rm  # sample, score under π_old and π_ref, train; reward model
+        ppo_flops = group_flops + 2 + (2 + 4)  # the critic's values, its training
+        cost = critic_cost(1.0, rm)
+        assert cost.memory == pytest.approx(ppo_memory / group_memory, rel=1e-12)
+        assert cost.compute == pytest.approx(ppo_flops / group_flops, rel=1e-12)
+        assert 1.5 < cost.compute < cost.memory < 2
+    small = critic_cost(6 / 175)  # InstructGPT's 6B critic beside its 175B policy
+    assert 1 < small.compute < small.memory < 1.05
+
+
+def test_reinforce_pp_or_rloo_noise_on_tied_groups():
+    """The REINFORCE++-or-RLOO box: with a learned reward's noise, the tied groups 'carry … of GRPO's update, Σ|A|,
+    at σ = 0.05, and … at σ = 0.01: dividing by a group's own std blows its noise up to the size of a real
+    difference, however small the noise. Under the batch's one std they carry … and … (RLOO's shares are the same)'.
+    Recomputed here from the same draws, and checked over 20 seeds: GRPO's share stays large as σ shrinks,
+    REINFORCE++-baseline's shrinks with σ."""
+    import numpy as np
+
+    from toy import batching
+    box = box_of("c18-verdict")
+    assert "REINFORCE++ or RLOO?" in box and "this book does not reproduce their experiments" in box
+    assert "references.bib#hu2025reinforcepp" in box and "argue that" in box
+    assert "with a bias that vanishes as the batch grows; that is their report" in box
+    for q in ("noise_grpo_05", "noise_grpo_01", "noise_rpp_05", "noise_rpp_01"):
+        assert f'quote("{q}"' in box
+    batch = explorer_batch()
+    tied = batching.is_tie(batch)
+
+    def shares(sd, seed):
+        s = batch + np.random.default_rng(seed).normal(0.0, sd, size=batch.shape)
+        centred = s - s.mean(axis=1, keepdims=True)
+        grpo = centred / (s.std(axis=1, ddof=1, keepdims=True) + 1e-4)
+        rloo = s - (s.sum(axis=1, keepdims=True) - s) / (s.shape[1] - 1)
+        rpp = centred / centred.std(ddof=1)  # every response has the same number of tokens
+
+        def share(a):
+            size = np.abs(a).sum(axis=1)
+            return size[tied].sum() / size.sum()
+        return share(grpo), share(rpp), share(rloo)
+
+    for sd in (0.01, 0.05):
+        got = batching.noise_share(batch, sd, rng=0)
+        g, r, lo = shares(sd, 0)
+        assert got.grpo == pytest.approx(g, rel=1e-9) and got.reinforce_pp == pytest.approx(r, rel=1e-6)
+        assert lo == pytest.approx(r, rel=1e-9)  # RLOO's share is REINFORCE++-baseline's
+    for seed in range(20):
+        g01, r01, _ = shares(0.01, seed)
+        g05, r05, _ = shares(0.05, seed)
+        assert g01 > 10 * r01 and g05 > 3 * r05 and r01 < r05
+        assert g01 > 0.8 * g05  # GRPO's share hardly shrinks with σ
+
+
+def test_round5_hedges():
+    """The review's overstated claims: GRPO for learned rewards hedged; ε_high 'rests on DAPO's report' and the
+    book's explorer does not show it; a tied share near 1 'too hard or too easy', read with the mean reward; 4.3's
+    two reports 'are consistent with' (not 'back') the critic's pay-off; and the symptom → first-knob table."""
+    start, verdict = box_of("c18-start"), box_of("c18-verdict")
+    assert "when a learned reward's spread differs" not in verdict and "blows a near-tied group's noise" in verdict
+    assert "against entropy collapse" not in start
+    assert "rests on DAPO's report" in start and "does not show that" in start
+    # '(section 4.3's 20-seed box: about as many seeds end with less entropy as with more)'
+    import numpy as np
+
+    from toy.page.explorers import classical
+    assert "about as many seeds end with less entropy as with more" in start
+    h = {eh: toy.clipping.train(classical.CLIP_PRIOR, classical.CLIP_REWARDS, 0.2, eh, epochs=classical.CLIP_EPOCHS,
+                                lr=classical.CLIP_LR).seed_entropy[:, -1] for eh in (0.2, 0.28)}
+    more, less = int(np.sum(h[0.28] > h[0.2])), int(np.sum(h[0.28] < h[0.2]))
+    assert more > 0 and less > 0 and abs(more - less) <= 0.1 * len(h[0.2])
+    assert "too hard or too easy" in start and "read it with the mean reward" in start
+    critic = flat(paragraph_with(NB43, "When the critic pays"))
+    assert "back this" not in critic and "are consistent with this, though neither isolates the critic" in critic
+    assert "**Symptom, then the first knob to turn.**" in start
+    for symptom in ("tied share high, mean reward near 0", "tied share high, mean reward near 1",
+                    "entropy collapsing early", "explained variance $\\le 0$"):
+        assert f"| {symptom} |" in start, symptom
+    assert "(1) The prompts and $n$" in start and "(7) The sampling temperature" in start

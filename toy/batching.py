@@ -26,6 +26,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import checks
+from .estimators import advantages
 from .policy import Policy, check_policy, check_prompt
 from .rewards import reward_table
 
@@ -94,3 +95,37 @@ def reinforce_pp_baseline(rewards, tokens: int = 1, eps: float = WHITEN_EPS) -> 
     centred = a - a.mean()
     var = tokens * float(np.sum(centred**2)) / (count - 1)
     return centred / np.sqrt(var + eps)
+
+
+class NoiseShare(NamedTuple):
+    """The share of a batch's advantages (the sum of their absolute values) that lands on groups whose outcomes tie,
+    when a learned reward adds noise to each outcome: under GRPO (each group over its own std) and
+    REINFORCE++-baseline (one std per batch)."""
+
+    grpo: float
+    reinforce_pp: float
+
+
+def noise_share(outcomes, noise_sd: float, rng=0) -> NoiseShare:
+    """Where a noisy learned reward puts a batch's update: outcomes (G, n) → ``NoiseShare``.
+
+    Each score is an outcome plus N(0, noise_sd²) noise, s = o + ξ. A group whose outcomes tie carries nothing but
+    noise; the share of the batch's sum of abs(A) that falls on those groups is how much of the update is noise.
+    GRPO divides each group by its own std, so a tied group's noise is blown up to unit size, however small noise_sd;
+    REINFORCE++-baseline divides every group by one std of the batch, so a tied group keeps its small size beside
+    the groups that differ.
+    (RLOO's share equals REINFORCE++-baseline's: the two differ by one factor for the whole batch.)"""
+    o = checks.array("outcomes", outcomes, min_ndim=2)
+    if o.ndim != 2 or o.shape[1] < 2:
+        raise checks.fail("outcomes", "an array (G, n) of G groups of n ≥ 2 outcomes", o)
+    tied = is_tie(o)
+    if tied.all() or not tied.any():
+        raise checks.fail("outcomes", "a batch with both tied groups and groups that differ", o)
+    noise_sd = checks.positive_finite("noise_sd", noise_sd)
+    scores = o + checks.rng("rng", rng).normal(0.0, noise_sd, size=o.shape)
+
+    def share(a: np.ndarray) -> float:
+        size = np.abs(a).sum(axis=1)
+        return float(size[tied].sum() / size.sum())
+
+    return NoiseShare(share(advantages("grpo", scores)), share(reinforce_pp_baseline(scores)))
