@@ -1,7 +1,9 @@
 """Issue 11: every chapter notebook reads like its page in real JupyterLab (with jupyterlab-myst), after Run All.
 
 Each notebook is copied (with the book's bibliography, which its citations link to) into a temporary folder that
-JupyterLab serves headless; Chromium runs all its cells. Then, in the page: no Markdown cell's rendered text holds
+JupyterLab serves headless; Chromium runs all its cells in a fresh kernel: this is the suite's check that every
+notebook runs top to bottom as a learner runs it (live explorers drawn, no error or stderr output).
+Then, in the page: no Markdown cell's rendered text holds
 raw MyST (roles, directive fences, options, unevaluated or failed ``{eval}`` expressions), every number quoted in
 the prose shows the text toy.page.prose formats, no cell has an error output, exercises and solutions render as blocks
 with solutions closed and their code folded, citations are links reading author and year, and the project's
