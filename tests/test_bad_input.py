@@ -673,7 +673,7 @@ CASES: dict[str, Case] = {
         lambda **kw: exercises.EXERCISES.pop(registry.register(**kw).name),  # registers nothing for good
         dict(name="test-bad-input", title="t", cases=lambda rng: [], reference=abs),
         dict(name=TEXT, title=TEXT, cases=["ab", None], reference=["ab", None], kind=["nope", None],
-             tolerance=POSITIVE)),
+             tolerance=POSITIVE, rtol=[v for v in POSITIVE if v is not None])),
     "toy.exercises.check": Case(exercises.check, dict(name="4.1-value", fn=lambda *a: 0.0, n_cases=1),
                                 dict(n_cases=[0, -3, 2.5, "3", True], time_limit=POSITIVE,
                                      seed=[-1, 2.5, "3", True])),
