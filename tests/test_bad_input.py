@@ -320,6 +320,9 @@ CASES: dict[str, Case] = {
         concepts.reweighted_mean, dict(new=TAB, old=PI, reward="sum_to_target", prompt=2, n=10, rng=0),
         dict(new=POLICY + [LONG_EOS, PI3], old=POLICY + [PI3], reward=REWARD, prompt=PROMPT, n=COUNT + HUGE,
              rng=RNG)),
+    "toy.concepts.kl_split": Case(
+        concepts.kl_split, dict(policy=TAB, reference=PI, reward="sum_to_target", prompt=2),
+        dict(policy=POLICY + [LONG_EOS, PI3], reference=POLICY + [LONG_EOS, PI3], reward=REWARD, prompt=PROMPT)),
     "toy.concepts.ppo_run": Case(
         concepts.ppo_run, dict(steps=1, group_size=2, seeds=(0,)),
         dict(steps=COUNT + [10**6], group_size=COUNT + [257], beta=[-1.0, NAN, "x", None], epochs=COUNT + [21],
