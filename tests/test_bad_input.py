@@ -725,6 +725,10 @@ CASES: dict[str, Case] = {
         distillation.signal_alignment, dict(student=PI, teacher_=TEACHER, reward="sum_to_target", prompt=2, beta=0.3),
         dict(student=POLICY + [PI3, LONG_EOS], teacher_=POLICY + [PI3, LONG_EOS], reward=REWARD, prompt=PROMPT,
              beta=POSITIVE)),
+    "toy.distillation.signal_agreement": Case(
+        distillation.signal_agreement, dict(student=PI, teacher_=TEACHER, reward="sum_to_target", prompt=2, beta=0.3),
+        dict(student=POLICY + [PI3, LONG_EOS], teacher_=POLICY + [PI3, LONG_EOS], reward=REWARD, prompt=PROMPT,
+             beta=POSITIVE)),
     "toy.distillation.distill": Case(
         distillation.distill, dict(method="on_policy", teacher_beta=0.3, reward="sum_to_target", steps=1,
                                    group_size=2, seeds=(0,), lr=1.0),
