@@ -43,7 +43,7 @@ class Exercise:
 
     @property
     def relative(self) -> float:
-        """The relative tolerance: an answer ``got`` matches ``want`` within max(tolerance, relative·|want|)."""
+        """The relative tolerance: ``got`` matches ``want`` within ``max(tolerance, relative * abs(want))``."""
         return self.tolerance if self.rtol is None else self.rtol
 
     @property
@@ -59,7 +59,7 @@ def register(name: str, title: str, cases: Callable, reference: Callable, kind: 
              tolerance: float = 1e-9, rtol: float | None = None) -> Exercise:
     """Add an exercise: ``cases(rng) -> list[Case]`` draws its hidden inputs, ``reference(*args)`` answers them.
 
-    An answer matches within max(``tolerance``, ``rtol``·|reference|); ``rtol`` defaults to ``tolerance``. A larger
+    An answer matches within ``max(tolerance, rtol * abs(reference))``; ``rtol`` defaults to ``tolerance``. A larger
     ``rtol`` suits an answer whose correct formulas lose more digits than 1e-9 of it to rounding."""
     name, title = checks.text("name", name), checks.text("title", title)
     for arg, fn in (("cases", cases), ("reference", reference)):
