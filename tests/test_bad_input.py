@@ -294,6 +294,9 @@ CASES: dict[str, Case] = {
         toy.concepts.reweighted_mean, dict(new=TAB, old=PI, reward="sum_to_target", prompt=2, n=10, rng=0),
         dict(new=POLICY + [LONG_EOS, PI3], old=POLICY + [PI3], reward=REWARD, prompt=PROMPT, n=COUNT + HUGE,
              rng=RNG)),
+    "toy.concepts.kl_split": Case(
+        toy.concepts.kl_split, dict(policy=TAB, reference=PI, reward="sum_to_target", prompt=2),
+        dict(policy=POLICY + [LONG_EOS, PI3], reference=POLICY + [LONG_EOS, PI3], reward=REWARD, prompt=PROMPT)),
     "toy.concepts.ppo_run": Case(
         toy.concepts.ppo_run, dict(steps=1, group_size=2, seeds=(0,)),
         dict(steps=COUNT + [10**6], group_size=COUNT + [257], beta=[-1.0, NAN, "x", None], epochs=COUNT + [21],
@@ -654,7 +657,7 @@ CASES: dict[str, Case] = {
         lambda **kw: toy.exercises.EXERCISES.pop(registry.register(**kw).name),  # registers nothing for good
         dict(name="test-bad-input", title="t", cases=lambda rng: [], reference=abs),
         dict(name=TEXT, title=TEXT, cases=["ab", None], reference=["ab", None], kind=["nope", None],
-             tolerance=POSITIVE)),
+             tolerance=POSITIVE, rtol=[v for v in POSITIVE if v is not None])),
     "toy.exercises.check": Case(toy.exercises.check, dict(name="4.1-value", fn=lambda *a: 0.0, n_cases=1),
                                 dict(n_cases=[0, -3, 2.5, "3", True], time_limit=POSITIVE,
                                      seed=[-1, 2.5, "3", True])),
@@ -701,6 +704,11 @@ CASES: dict[str, Case] = {
         dict(student=POLICY + [PI3, LONG_EOS], teacher_=POLICY + [PI3, LONG_EOS], prompt=PROMPT)),
     "toy.distillation.signal_alignment": Case(
         toy.distillation.signal_alignment,
+        dict(student=PI, teacher_=TEACHER, reward="sum_to_target", prompt=2, beta=0.3),
+        dict(student=POLICY + [PI3, LONG_EOS], teacher_=POLICY + [PI3, LONG_EOS], reward=REWARD, prompt=PROMPT,
+             beta=POSITIVE)),
+    "toy.distillation.signal_agreement": Case(
+        toy.distillation.signal_agreement,
         dict(student=PI, teacher_=TEACHER, reward="sum_to_target", prompt=2, beta=0.3),
         dict(student=POLICY + [PI3, LONG_EOS], teacher_=POLICY + [PI3, LONG_EOS], reward=REWARD, prompt=PROMPT,
              beta=POSITIVE)),

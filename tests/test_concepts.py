@@ -232,3 +232,74 @@ def test_per_token_ratios_give_the_gain_to_first_order_and_miss_it_at_second():
         assert abs(gain) > 10 * abs(gain - surrogate)
         errors.append(abs(gain - surrogate))
     assert errors[1] / errors[0] == pytest.approx(0.25, abs=0.05)  # halving the step quarters the error
+
+
+# -- issue 49, round 5: why PPO ends with more KL and less reward than π* -------------------------------------------
+def brute_split(policy, reference, reward, x):
+    """KL(π ‖ π_ref) by enumeration, and its two parts computed each on its own: the KL between the distributions of
+    the reward's value, and Σ_v π(r = v)·KL(π(· | r = v) ‖ π_ref(· | r = v))."""
+    ys = list(itertools.product(range(5), repeat=reference.length))
+    def prob(pi, y):
+        return np.prod([pi.next_token_probs(x, y[:t])[y[t]] for t in range(len(y))])
+
+    P, Q = np.array([prob(policy, y) for y in ys]), np.array([prob(reference, y) for y in ys])
+    R = np.array([toy.REWARDS[reward](x, y) for y in ys], dtype=float)
+    total = sum(p * np.log(p / q) for p, q in zip(P, Q, strict=True) if p > 0)
+    across = within = 0.0
+    for v in set(R.tolist()):
+        m = R == v
+        pv, qv = P[m].sum(), Q[m].sum()
+        if pv > 0:
+            across += pv * np.log(pv / qv)
+            within += pv * sum(p / pv * np.log((p / pv) / (q / qv)) for p, q in zip(P[m], Q[m], strict=True) if p > 0)
+    return total, across, within
+
+
+@pytest.mark.parametrize("reward", ["sum_to_target", "count_target"])
+def test_the_kl_split_adds_up_and_matches_brute_force(reward):
+    tab = toy.TabularPolicy.from_policy(toy.reference_policy("knows_task", 0.7))
+    for x in (0, 2, 4):
+        total, across, within = brute_split(tab, PI, reward, x)
+        got = concepts.kl_split(tab, PI, reward, x)
+        assert got.across == pytest.approx(across, abs=1e-10) and got.within == pytest.approx(within, abs=1e-10)
+        assert got.across + got.within == pytest.approx(total, abs=1e-10) and within > 0.01
+
+
+@pytest.mark.parametrize("beta", [0.05, 0.3])
+@pytest.mark.parametrize("reward", ["sum_to_target", "count_target"])
+def test_the_optimum_spends_no_kl_within_a_reward_level(beta, reward):
+    """π* ∝ π_ref·exp(r/β) rescales each reward level by one factor: all of its KL is across levels."""
+    star = toy.kl.kl_regularised_optimum(PI, reward, beta)
+    for x in toy.PROMPTS:
+        split = concepts.kl_split(star, PI, reward, x)
+        assert split.within == pytest.approx(0, abs=1e-9)
+        assert split.across == pytest.approx(toy.kl.sequence_kl(star, PI, x), abs=1e-9)
+
+
+def test_the_page_why_ppo_ends_further_away_and_lower():
+    """Key concepts, "Why PPO ends further away and lower": PPO's KL splits into a part across reward levels and a
+    part reshuffled within them (which π* does not have); exact gradient steps, with no sampling, still reshuffle
+    after 300 updates with nearly every response correct; PPO's reward is still climbing at update 30."""
+    run = concepts.ppo_run(steps=30, group_size=4, beta=0.05, epochs=4)
+    assert run.split.across + run.split.within == pytest.approx(run.kl[-1], abs=1e-9)
+    curves = toy.train.train("ppo", steps=30, group_size=4, betas=(0.05,), seeds=(0, 1, 2, 3, 4), epochs=4)
+    split = np.mean([brute_split(curves.policy(0, s), PI, "sum_to_target", x)[1:] for s in range(5)
+                     for x in toy.PROMPTS], axis=0)
+    np.testing.assert_allclose([run.split.across, run.split.within], split, atol=1e-9)
+    best_r, best_kl = toy.train.optimum_metrics(0.05)
+    assert run.split.within > 1 and run.split.across < best_kl  # it reshuffles, and moves less mass than π*
+    exact = toy.train.train("exact", steps=300, betas=(0.05,), seeds=(0,))
+    within = np.mean([concepts.kl_split(exact.policy(0, 0), PI, "sum_to_target", x).within for x in toy.PROMPTS])
+    assert exact.reward[0, 0, -1] > 0.98 and within > 1  # "nearly every response is correct", still reshuffled
+    assert run.reward[20] < run.reward[30] < best_r  # "30 updates have not finished the climb"
+
+
+def test_the_page_one_epoch_against_four_is_within_the_seeds_noise():
+    """Key concepts, after "Edit and rerun": 1 epoch against 4 differs by less than the seeds' noise, over the page's
+    5 seeds and over 20 (less than two standard errors of the difference)."""
+    final = {e: toy.train.train("ppo", steps=30, betas=(0.05,), epochs=e, seeds=tuple(range(20))).reward[0, :, -1]
+             for e in (1, 4)}
+    se = np.sqrt(sum(f.var(ddof=1) / 20 for f in final.values()))
+    assert abs(final[1].mean() - final[4].mean()) < 2 * se
+    assert abs(final[1][:5].mean() - final[4][:5].mean()) < 2 * se
+    assert final[1][:5].mean() == pytest.approx(concepts.ppo_run(epochs=1).reward[-1], abs=1e-12)

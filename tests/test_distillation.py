@@ -53,6 +53,43 @@ def test_signal_alignment_claims():
     assert 0.8 < a03 < a1 < 1.0
 
 
+def test_the_teachers_signal_follows_the_advantage_in_sign_and_rank_not_in_size():
+    """4.4: "in sign on every token and nearly in order …, not in size". Every token of every response of prompt 2,
+    weighted by π_ref(y): β·(log π_T − log π_ref) beside the exact advantage by forward enumeration (brute.value);
+    the weighted Spearman correlation as the plain one (ranks with ties averaged) of a sample drawn by those weights."""
+
+    def ranks(v):
+        _, which, counts = np.unique(v, return_inverse=True, return_counts=True)
+        return (np.cumsum(counts) - (counts - 1) / 2.0)[which]
+
+    pi, teacher = toy.reference_policy(), D.teacher(0.3)
+    values = {}
+
+    def v(prefix):
+        if prefix not in values:
+            values[prefix] = brute.value(pi, toy.REWARDS["sum_to_target"], X, prefix)
+        return values[prefix]
+
+    s, A, w = [], [], []
+    for y in itertools.product(range(5), repeat=4):
+        p_y = pi.prob(X, y)
+        for t in range(4):
+            s.append(0.3 * (math.log(teacher.next_token_probs(X, y[:t])[y[t]])
+                            - math.log(pi.next_token_probs(X, y[:t])[y[t]])))
+            A.append(v(y[:t + 1]) - v(y[:t]))
+            w.append(p_y)
+    s, A, w = np.array(s), np.array(A), np.array(w)
+    nz = np.abs(A) > 1e-12
+    got = D.signal_agreement(pi, teacher, "sum_to_target", X, 0.3)
+    assert got.sign == pytest.approx(w[nz] @ (np.sign(s[nz]) == np.sign(A[nz])) / w[nz].sum(), abs=1e-9) == 1.0
+    ratio = np.abs(s[nz] / A[nz])
+    assert got.off_twofold == pytest.approx(w[nz] @ ((ratio > 2) | (ratio < 0.5)) / w[nz].sum(), abs=1e-9)
+    idx = np.random.default_rng(0).choice(len(w), size=200_000, p=w / w.sum())
+    assert got.rank == pytest.approx(np.corrcoef(ranks(s[idx]), ranks(A[idx]))[0, 1], abs=0.01)
+    # the page: sign on every token, rank correlation above the (Pearson) correlation it quotes, size off by 2x often
+    assert got.rank > D.signal_alignment(pi, teacher, "sum_to_target", X, 0.3) and 0.2 < got.off_twofold < 0.5
+
+
 def test_training_claims():
     """4.4: on-policy distillation ends closer to the teacher than SFT, with similar reward; SFT drifts away from a
     close teacher; RL passes the teacher's success rate and drifts from it."""
@@ -90,3 +127,40 @@ def test_explorer_bars_are_the_exact_credit_and_the_scaled_signal():
         np.testing.assert_allclose(fig.data[0].y, toy.token_advantages(pi, "first_token", X, y))
         np.testing.assert_allclose(fig.data[2].y, D.token_signal(pi, D.teacher(1.0, "first_token"), X, y))
     assert list(itertools.chain(fig.data[0].x)) == ["t = 1", "t = 2", "t = 3", "t = 4"]
+
+
+def test_the_reverse_kls_gradient_weights_a_token_by_the_log_ratios_from_it_on_and_distillation_keeps_one():
+    """4.4's fold "What on-policy distillation leaves out": ∇KL(π_S ‖ π_T) = E_{y~π_S}[Σ_t ∇log π_S(y_t | s_t)
+    Σ_{u≥t} log(π_S/π_T)(s_u, y_u)] (checked against central differences of the exact KL, on two-token responses),
+    and on-policy distillation's coefficient is minus the u = t term alone (toy.distillation's token signal), which
+    is not the gradient: the terms of the later tokens are left out."""
+    ref = toy.reference_policy(length=2)
+    teacher = toy.kl.kl_regularised_optimum(ref, "sum_to_target", 0.3)
+    student = toy.TabularPolicy.from_policy(toy.reference_policy("knows_task", 0.7, length=2))
+    i = toy.PROMPTS.index(X)
+
+    def kl(logits):
+        return toy.kl.sequence_kl(toy.TabularPolicy(logits), teacher, X)
+
+    h, numeric = 1e-6, []
+    for t, z in enumerate(student.logits):
+        g = np.zeros(z.shape[1:])
+        for idx in itertools.product(*(range(n) for n in z.shape[1:])):
+            up, dn = [w.copy() for w in student.logits], [w.copy() for w in student.logits]
+            up[t][(i,) + idx] += h
+            dn[t][(i,) + idx] -= h
+            g[idx] = (kl(up) - kl(dn)) / (2 * h)
+        numeric.append(g)
+    full, kept = [np.zeros_like(g) for g in numeric], [np.zeros_like(g) for g in numeric]
+    for y in itertools.product(range(5), repeat=2):
+        p_y = student.prob(X, y)
+        log_ratio = -D.token_signal(student, teacher, X, y)  # log(π_S/π_T)(s_u, y_u) for u = 0, 1
+        for t in range(2):
+            score = -student.next_token_probs(X, y[:t])
+            score[y[t]] += 1.0  # ∇ log π_S(y_t | s_t) with respect to the logits at s_t
+            full[t][y[:t]] += p_y * score * log_ratio[t:].sum()
+            kept[t][y[:t]] += p_y * score * log_ratio[t]
+    for g, f in zip(numeric, full, strict=True):
+        np.testing.assert_allclose(f, g, atol=1e-6)
+    assert np.abs(kept[0] - numeric[0]).max() > 1e-3  # dropping u > t changes the first token's gradient (1e-6 above)
+    np.testing.assert_allclose(kept[1], numeric[1], atol=1e-6)  # the last token has no later terms

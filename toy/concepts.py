@@ -25,8 +25,9 @@ import numpy as np
 
 from . import checks, train
 from .exact import values
-from .policy import Policy, check_policy, check_prompt
-from .rewards import get_reward
+from .kl import response_kl
+from .policy import Policy, check_policy, check_prompt, reference_policy
+from .rewards import get_reward, reward_table
 from .vocab import VOCAB_SIZE
 
 
@@ -130,6 +131,35 @@ def reweighted_mean(new: Policy, old: Policy, reward, prompt, n: int, rng=None) 
     return float(np.mean(w * np.array([f(x, tuple(int(a) for a in y)) for y in ys])))
 
 
+class KLSplit(NamedTuple):
+    """KL(π ‖ π_ref) over responses, split by reward level: ``across + within``."""
+
+    across: float  # KL between the two policies' distributions over the reward's values
+    within: float  # Σ_v π(r = v) · KL(π(· | r = v) ‖ π_ref(· | r = v)): mass moved among responses of equal reward
+
+
+def kl_split(policy: Policy, reference: Policy, reward, prompt) -> KLSplit:
+    """Split KL(π(· | x) ‖ π_ref(· | x)) by the chain rule over the reward's value v = r(x, y)::
+
+        KL = Σ_v p_v log(p_v / q_v)  +  Σ_v p_v KL(π(· | v) ‖ π_ref(· | v)),   p_v = π(r = v), q_v = π_ref(r = v).
+
+    The KL-regularised optimum π* ∝ π_ref·exp(r/β) has ``within`` = 0 (it rescales each level by one factor), so
+    ``within`` is KL that buys no reward and no objective. Exact, by enumeration of the responses."""
+    check_policy("policy", policy, responses=True), check_policy("reference", reference, responses=True)
+    checks.same_action_set(("policy", "reference"), policy, reference)
+    if policy.length != reference.length:
+        raise ValueError(f"policy and reference must write responses of one length, got {policy.length} and "
+                         f"{reference.length}")
+    x = check_prompt(prompt)
+    P, Q = policy.response_probs(x).ravel(), reference.response_probs(x).ravel()
+    R = reward_table(get_reward(reward), x, reference.length, reference.n_actions).ravel()
+    total = response_kl(P, Q)
+    levels = [R == v for v in np.unique(R)]
+    p, q = np.array([P[m].sum() for m in levels]), np.array([Q[m].sum() for m in levels])
+    across = response_kl(p / p.sum(), q / q.sum())
+    return KLSplit(float(across), float(max(total - across, 0.0)))
+
+
 class PPORun(NamedTuple):
     """A PPO run's exact learning curve, means over its seeds: index k is the policy after k updates."""
 
@@ -137,6 +167,7 @@ class PPORun(NamedTuple):
     kl: np.ndarray  # mean over prompts of KL(π ‖ π_ref), shape (steps + 1,)
     objective: np.ndarray  # E[r] − β·KL
     optimum: float  # the objective's maximum, at π* ∝ π_ref·exp(r/β)
+    split: KLSplit  # the final KL split by reward level (``kl_split``), mean over seeds and prompts
 
 
 def ppo_run(*, steps: int = 30, group_size: int = 4, beta: float = 0.05, epochs: int = 4, clip: float = 0.2,
@@ -147,5 +178,7 @@ def ppo_run(*, steps: int = 30, group_size: int = 4, beta: float = 0.05, epochs:
     curves = train.train("ppo", steps=steps, group_size=group_size, betas=(beta,), seeds=seeds, epochs=epochs,
                          clip=clip, lam=lam, reward=reward)
     best_reward, best_kl = train.optimum_metrics(beta, reward)
+    ref = reference_policy()
+    splits = [kl_split(curves.policy(0, s), ref, reward, x) for s in range(len(curves.seeds)) for x in curves.prompts]
     return PPORun(curves.reward[0].mean(axis=0), curves.kl[0].mean(axis=0), curves.objective[0].mean(axis=0),
-                  float(best_reward - beta * best_kl))
+                  float(best_reward - beta * best_kl), KLSplit(*np.mean(splits, axis=0).tolist()))

@@ -113,6 +113,50 @@ def signal_alignment(student: Policy, teacher_: Policy, reward, prompt, beta: fl
     return float(cov / np.sqrt((w @ (s - ms) ** 2) * (w @ (A - ma) ** 2)))
 
 
+class SignalAgreement(NamedTuple):
+    """How β·(teacher's signal) compares with the exact advantage A over the tokens π_S writes (each token weighted by
+    its response's probability; tokens with A = 0 left out of ``sign`` and ``off_twofold``)."""
+
+    sign: float  # share of the tokens where the two have the same sign
+    rank: float  # weighted Spearman correlation: the correlation of their weighted ranks
+    off_twofold: float  # share of the tokens where |β·signal| is more than twice or less than half |A|
+
+
+def _weighted_ranks(v: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Mid-ranks by weight: the weight below each value plus half its own (ties share the mean of theirs)."""
+    order = np.argsort(v, kind="stable")
+    mid = np.empty_like(v)
+    mid[order] = np.cumsum(w[order]) - w[order] / 2
+    _, which, counts = np.unique(v, return_inverse=True, return_counts=True)
+    for k in np.flatnonzero(counts > 1):
+        tie = which == k
+        mid[tie] = w[tie] @ mid[tie] / w[tie].sum()
+    return mid
+
+
+def _weighted_corr(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> float:
+    ma, mb = w @ a / w.sum(), w @ b / w.sum()
+    return float(w @ ((a - ma) * (b - mb)) / np.sqrt((w @ (a - ma) ** 2) * (w @ (b - mb) ** 2)))
+
+
+def signal_agreement(student: Policy, teacher_: Policy, reward, prompt, beta: float) -> SignalAgreement:
+    """Where β·(log π_T − log π_S)(s_t, y_t) follows the exact advantage A(s_t, y_t) under π_S, and where not: in
+    sign, in rank, and in size (``SignalAgreement``), over every token of every response, weighted by π_S(y)."""
+    _pair(student, teacher_, enumerate_=True)
+    get_reward(reward)
+    prompt = check_prompt(prompt)
+    beta = checks.positive_finite("beta", beta)
+    P = student.response_probs(prompt)
+    s = (beta * signal_table(student, teacher_, prompt)).ravel()
+    A = advantage_table(student, reward, prompt).ravel()
+    w = np.broadcast_to(P[..., None], (P.shape + (student.length,))).ravel()
+    nz = A != 0
+    ratio = np.abs(s[nz]) / np.abs(A[nz])
+    return SignalAgreement(float(w[nz] @ (np.sign(s[nz]) == np.sign(A[nz])) / w[nz].sum()),
+                           _weighted_corr(_weighted_ranks(s, w), _weighted_ranks(A, w), w),
+                           float(w[nz] @ ((ratio > 2) | (ratio < 0.5)) / w[nz].sum()))
+
+
 class DistillCurves(NamedTuple):
     """Exact curves, shape (len(seeds), steps + 1): the student's task reward and KL(π_S ‖ π_T), mean over prompts."""
 

@@ -118,7 +118,7 @@ def _compare(ex: Exercise, got, want) -> str | None:
         got = float(got)
         if not math.isfinite(got):
             return f"expected {_show(float(want))}, but the function returned {got}"
-        allowed = ex.tolerance * max(1.0, abs(float(want)))
+        allowed = max(ex.tolerance, ex.relative * abs(float(want)))
         if abs(got - float(want)) > allowed:  # digits enough to show the difference (issue 50c: "0.500333" twice)
             return (f"expected {float(want):.{FEEDBACK_DIGITS}g}, but the function returned {got:.{FEEDBACK_DIGITS}g}"
                     f" (off by {abs(got - float(want)):.3g}; the check allows {allowed:.3g})")
@@ -132,12 +132,12 @@ def _compare(ex: Exercise, got, want) -> str | None:
         return f"expected an array of shape {want.shape}, but the function returned one of shape {arr.shape}"
     if not np.all(np.isfinite(arr)):
         return f"expected {_show(want)}, but the function returned {_show(arr)} (not all finite)"
-    if not np.allclose(arr, want, atol=ex.tolerance, rtol=ex.tolerance):
+    if not np.allclose(arr, want, atol=ex.tolerance, rtol=ex.relative):
         off = np.abs(arr - want)
-        i = int(np.argmax(off - ex.tolerance * (1 + np.abs(want))))  # the entry furthest outside the tolerance
+        i = int(np.argmax(off - (ex.tolerance + ex.relative * np.abs(want))))  # furthest outside the tolerance
         return (f"expected {_show(want)}, but the function returned {_show(arr)} (entry {i}: expected "
                 f"{want.ravel()[i]:.{FEEDBACK_DIGITS}g}, returned {arr.ravel()[i]:.{FEEDBACK_DIGITS}g}, off by "
-                f"{off.ravel()[i]:.3g}; the check allows {ex.tolerance * (1 + abs(want.ravel()[i])):.3g})")
+                f"{off.ravel()[i]:.3g}; the check allows {ex.tolerance + ex.relative * abs(want.ravel()[i]):.3g})")
     return None
 
 

@@ -39,6 +39,12 @@ class Exercise:
     kind: str = "number"  # "number" or "array"
     tolerance: float = 1e-9
     forbidden: Forbidden | None = None
+    rtol: float | None = None  # relative tolerance; None: the same as ``tolerance``
+
+    @property
+    def relative(self) -> float:
+        """The relative tolerance: ``got`` matches ``want`` within ``max(tolerance, relative * abs(want))``."""
+        return self.tolerance if self.rtol is None else self.rtol
 
     @property
     def allowed(self) -> Allowed:
@@ -50,15 +56,19 @@ EXERCISES: dict[str, Exercise] = {}
 
 
 def register(name: str, title: str, cases: Callable, reference: Callable, kind: str = "number",
-             tolerance: float = 1e-9) -> Exercise:
-    """Add an exercise: ``cases(rng) -> list[Case]`` draws its hidden inputs, ``reference(*args)`` answers them."""
+             tolerance: float = 1e-9, rtol: float | None = None) -> Exercise:
+    """Add an exercise: ``cases(rng) -> list[Case]`` draws its hidden inputs, ``reference(*args)`` answers them.
+
+    An answer matches within ``max(tolerance, rtol * abs(reference))``; ``rtol`` defaults to ``tolerance``. A larger
+    ``rtol`` suits an answer whose correct formulas lose more digits than 1e-9 of it to rounding."""
     name, title = checks.text("name", name), checks.text("title", title)
     for arg, fn in (("cases", cases), ("reference", reference)):
         if not callable(fn):
             raise checks.fail(arg, "a function", fn)
     checks.choose("exercise kind", kind, {k: k for k in KINDS})
     tolerance = checks.positive_finite("tolerance", tolerance)
-    EXERCISES[name] = Exercise(name, title, cases, reference, kind, tolerance)
+    rtol = None if rtol is None else checks.positive_finite("rtol", rtol)
+    EXERCISES[name] = Exercise(name, title, cases, reference, kind, tolerance, rtol=rtol)
     return EXERCISES[name]
 
 

@@ -67,7 +67,12 @@ def _sft_reference(demos, base, prompt, prefix, alpha):
     return np.where(probs < 1e-300, 0.0, probs)  # fit_sft stores a zero count as the smallest float: show it as 0
 
 
-register("4.4-bc-cost", "the expected cost of behaviour cloning", _bc_cases, imitation.behaviour_cloning_cost)
+# Exercise 22(b)'s closed form T − ((1 − ε)/ε)·[1 − (1 − ε)^T] is correct but loses digits: rounding 1 − ε (by up to
+# 2^-53) moves (1 − ε)^T by T·2^-53 and the answer by T·2^-53/ε, up to 2.2e-7 of J_BC ≈ εT²/2 at ε = 1e-6, T = 1000
+# (2.9e-8 off there in practice). A relative 1e-6 lets every correct formula pass; a wrong one is off by far more.
+BC_RTOL = 1e-6
+register("4.4-bc-cost", "the expected cost of behaviour cloning", _bc_cases, imitation.behaviour_cloning_cost,
+         rtol=BC_RTOL)
 register("4.4-sft-counts", "SFT's next-token probabilities by counting", _sft_cases, _sft_reference, kind="array")
 
 allow("4.4-bc-cost", "nothing of toy but its constants")

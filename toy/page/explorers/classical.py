@@ -386,7 +386,8 @@ def clipping_explorer() -> Explorer:
         p = np.array(P_GRID)
         up, ppo = reach(state["eps_high"]), reach(0.2)
         tr, tr_ppo = run(state["eps_high"]), run(0.2)
-        return dict(gain=(up - p) / p, gain_ppo=(ppo - p) / p, ent=tr.entropy, ent_ppo=tr_ppo.entropy,
+        return dict(gain=(up - p) / p, gain_ppo=(ppo - p) / p, step=up - p, step_ppo=ppo - p, ent=tr.entropy,
+                    ent_ppo=tr_ppo.entropy,
                     rare=tr.probs[:, -1], rare_ppo=tr_ppo.probs[:, -1], rare_end=[tr.probs[-1, -1]],
                     ent_end=[tr.entropy[-1]], ent_end_ppo=[tr_ppo.entropy[-1]], abs01=[reach_at(0.01, state)])
 
@@ -409,14 +410,21 @@ def clipping_explorer() -> Explorer:
             ("P(rare rewarded), selected ε_high", rare + "rare token",
              dict(color=SEQUENCE_COLOUR, dash="dashdot", width=3))):
         add_curve(fig, updates, name, hover + "</extra>", **style, row=2, col=1)
-    for trace in fig.data[:2]:
-        trace.meta = {"table": {"caption": "One update: growth of the token's probability, (p_new − p_old) / p_old",
-                                "points": [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 0.95]}}
+    for name, dash in (("absolute growth, PPO (ε = 0.2)", "dash"), ("absolute growth, selected ε_high", "solid")):
+        # in the table only (the axis is relative): p_new − p_old, the unit "generous for a common token" speaks in
+        fig.add_scatter(x=list(P_GRID), y=list(P_GRID), mode="lines", name=name, visible="legendonly",
+                        showlegend=False, line=dict(color=GREY, dash=dash), row=1, col=1,
+                        hovertemplate="p = %{x:.3g}: +%{y:.2g}<extra></extra>")
+    rows = ("relative growth (p_new − p_old) / p_old, PPO (ε = 0.2)", "relative growth, ε_high = {eps_high}",
+            "absolute growth p_new − p_old, PPO (ε = 0.2)", "absolute growth, ε_high = {eps_high}")
+    for trace, name in zip((*fig.data[:2], *fig.data[6:]), rows, strict=True):
+        trace.meta = {"table": {"caption": "One update: growth of the token's probability, relative and absolute",
+                                "points": [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 0.95], "name": name}}
     for trace in fig.data[2:4]:
         trace.meta = {"table": {"caption": "Training on one state: entropy (nats)"}}
     for trace in fig.data[4:6]:
         trace.meta = {"table": {"caption": "Training on one state: probability of the rare rewarded token"}}
-    for trace, name in zip(fig.data[1::2], ("growth", "entropy", "P(rare rewarded)"), strict=True):
+    for trace, name in zip(fig.data[3:6:2], ("entropy", "P(rare rewarded)"), strict=True):
         trace.meta = {"table": {**trace.meta["table"], "name": name + ", ε_high = {eps_high}"}}  # the value, named
     fig.update_xaxes(type="log", title_text="probability before the update", row=1, col=1)
     fig.update_xaxes(title_text="update", row=2, col=1)
@@ -426,11 +434,11 @@ def clipping_explorer() -> Explorer:
     return Explorer(
         title="The trust region: how PPO's clip and DAPO's clip-higher let probabilities move",
         controls=[slider("eps_high", "Upper clip ε_high", EPS_HIGH, 0.28, fmt="{:g}")],
-        outputs={name: ("eps_high",) for name in ("gain", "gain_ppo", "ent", "ent_ppo", "rare", "rare_ppo",
-                                                  "rare_end", "ent_end", "ent_end_ppo", "abs01")},
+        outputs={name: ("eps_high",) for name in ("gain", "gain_ppo", "step", "step_ppo", "ent", "ent_ppo", "rare",
+                                                  "rare_ppo", "rare_end", "ent_end", "ent_end_ppo", "abs01")},
         compute=compute, figure=fig,
         traces=[(0, "y", ["gain_ppo"]), (1, "y", ["gain"]), (2, "y", ["ent_ppo"]), (3, "y", ["ent"]),
-                (4, "y", ["rare_ppo"]), (5, "y", ["rare"])],
+                (4, "y", ["rare_ppo"]), (5, "y", ["rare"]), (6, "y", ["step_ppo"]), (7, "y", ["step"])],
         layout={"title.text": "ε_high = {eps_high}: a token at p = 0.01 can gain {abs01:.4f}; entropy after "
                               "30 updates {ent_end:.3f} nats (PPO: {ent_end_ppo:.3f})"},
         caption="Top: one PPO update on a batch holding only that token, with advantage +1 (gradient steps until "

@@ -166,7 +166,7 @@ def group_advantages() -> Explorer:
         actions=[Action("Sample another group", "next_group", ("group",), N_GROUPS)],
         caption=f"Precomputed by toy: {N_GROUPS} groups of up to {N_MAX} responses sampled from π_ref (seeded). "
                 "Only GRPO divides: by the group's standard deviation plus ε = 0.0001, so under GRPO a group of "
-                "equal rewards gets 0 / 0.0001 = 0; the title's / 1 for the other methods divides by nothing.",
+                "equal rewards gets 0 / 0.0001 = 0. The other methods do not divide: their title shows / 1.",
     )
 
 
