@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 from tests.test_claims_issue50b import said
-from toy import reward_models
+from toy import imitation, reward_models
 from toy.policy import reference_policy
 
 
@@ -52,3 +55,23 @@ def test_the_action_space_table_has_the_length_its_title_quotes():
     assert rows["every response, |V| = 50,257 (GPT-2)"][i] == "4,701" and "10^4,701" in fig.layout.title.text
     assert rows["in play at h = 0.05 nats/token"][i] == "21.7" and "about 10^22" in fig.layout.title.text
     assert "4" in table["header"]  # the toy's length, which the figure marks
+
+
+def test_claim_review_5_wordings():
+    """Round-5 claim review: ReMax's baseline is one greedy response (4.1 says 'other responses', not 'several');
+    off-policy data need not be older (index); J_BC charges the step of the first mistake too (4.4: 'from its
+    first mistake on', Σ_t [1 − (1 − ε)^t] has ε at t = 1); 4.2's "ends at a right response" is a true reward
+    above 0.99, as ends_right counts it."""
+    chapter = Path(__file__).resolve().parents[1] / "chapters" / "04-the-llm-as-a-policy"
+    text = {p.name: p.read_text(encoding="utf-8") for p in chapter.iterdir() if p.suffix in (".ipynb", ".md")}
+    assert "rewards of several responses" not in text["4.1-formal-mapping.ipynb"]
+    assert "rewards of other responses to the same prompt" in text["4.1-formal-mapping.ipynb"]
+    assert "another, older policy" not in text["index.md"]
+    assert "from its first mistake on" in text["4.4-post-training-pipeline.ipynb"]
+    eps, horizon = 0.01, 10
+    charged_from = sum(1 - (1 - eps) ** t for t in range(1, horizon + 1))
+    assert imitation.behaviour_cloning_cost(eps, horizon) == pytest.approx(charged_from)
+    assert charged_from - sum(1 - (1 - eps) ** (t - 1) for t in range(1, horizon + 1)) == pytest.approx(
+        1 - (1 - eps) ** horizon)  # 'after' would leave out one step's share at each t
+    assert "a right response (a true reward above 0.99)" in text["4.2-easy-and-hard.ipynb"]
+    assert "end_true(n, features, s) > 0.99" in text["4.2-easy-and-hard.ipynb"]
