@@ -165,12 +165,16 @@ ALSO_READ = {
                                    "vllm_importance_sampling_clip_min", "learning_rate",
                                    "steps_per_generation", "mask_truncated_completions",  # None; False
                                    "vllm_importance_sampling_cap"},  # deprecated at v1.6.0, default None here
-    "openrlhf/cli/train_ppo_ray.py": {"--algo.advantage.is_correction_threshold", "--rollout.batch_size",
+    "trl/trainer/rloo_config.py": {"beta", "num_generations"},  # RLOOConfig: 0.05 (a KL in the reward); 2
+    "openrlhf/cli/train_ppo_ray.py": {"--critic.model_name_or_path",  # None; then the reward model's path (the
+                                      # first), or the actor's with --reward.remote_url (its parse-time fallback)
+                                      "--algo.advantage.is_correction_threshold", "--rollout.batch_size",
                                       "--train.batch_size", "--rollout.temperature",  # 1024; 128; 1.0
                                       "--reward.overlong_buffer_len"},  # None: "reward with optional overlong penalty"
     "verl/trainer/config/_generated_ppo_trainer.yaml": {"data.train_batch_size",  # 1024
                                                         "actor_rollout_ref.actor.ppo_mini_batch_size",  # 256
-                                                        "actor_rollout_ref.rollout.temperature"},  # 1.0
+                                                        "actor_rollout_ref.rollout.temperature",  # 1.0
+                                                        "critic.model.path"},  # ~/models/deepseek-llm-7b-chat
     "verl/trainer/config/algorithm/rollout_correction.yaml": {"rollout_is_threshold"},
     # logged metrics the "starting a run" box names (slashed names are not matched below, but were read too:
     # TRL's sampling/importance_sampling_ratio/mean, verl's rollout_corr/rollout_is_mean and

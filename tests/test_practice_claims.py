@@ -436,3 +436,103 @@ def test_round5_hedges():
                     "entropy collapsing early", "explained variance $\\le 0$"):
         assert f"| {symptom} |" in start, symptom
     assert "(1) The prompts and $n$" in start and "(7) The sampling temperature" in start
+
+
+# -- round 6 (the practitioner's review, items 1 to 7) -------------------------------------------------------------
+def test_clipping_every_batch_does_not_set_adams_step():
+    """4.5: 'Under Adam a clipped gradient's rescaling is largely normalised away, so the learning rate still sets the
+    step: clipping changes how much each batch weighs in Adam's running averages'; the REINFORCE++ box: 'clipping
+    every batch is a shared scale, which cancels; what it changes is how much a batch with an unusually large gradient
+    weighs'. Checked on toy.train.Ascent (Adam, PyTorch's defaults) with gradient-norm clipping at 1.0: gradients of
+    one norm far above the clip give the unclipped path; one spike among them moves the weight less once clipped."""
+    import numpy as np
+
+    from toy.train import Ascent
+    start, rpp = box_of("c18-start"), box_of("c06")
+    assert "the clip, not the learning rate, sets the step" not in start and "caps the longest steps" not in rpp
+    assert "the learning rate still sets the step" in start and "The learning rate sets the step." in rpp
+    rng = np.random.default_rng(1)
+    direction = rng.normal(size=(300, 3))
+    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+
+    def run(grads, clip=None):
+        opt, theta = Ascent("adam", 1e-2), [np.zeros(3)]
+        for g in grads:
+            if clip is not None:
+                g = g * min(1.0, clip / np.linalg.norm(g))
+            theta = opt.step(theta, [g])
+        return theta[0]
+
+    big = 40.0 * direction  # every batch's norm is 40, far past the clip at 1.0
+    assert np.allclose(run(big, clip=1.0), run(big), atol=1e-6)  # clipped at every step: the same path
+    spiky = big.copy()
+    spiky[150] *= 100.0  # one batch with an unusually large gradient
+    moved = {c: float(direction[150] @ (run(spiky, c) - run(big, c))) for c in (None, 1.0)}
+    assert moved[None] > 10 * abs(moved[1.0])  # unclipped, the spike weighs in Adam's moments; clipped, it does not
+
+
+def test_the_engine_ratio_is_not_staleness():
+    """4.5's symptom table: TRL computes the ratio 'right after sampling, verl's synchronous trainer once per batch
+    before any update, both with the weights the engine sampled with: it measures the two programs' numerical
+    mismatch, which fewer updates per batch cannot change'. Read at TRL f2cd577 (grpo_trainer.py: old_per_token_logps
+    from self.model inside _generate_and_score_completions, then exp(old − sampling) logps) and verl b178a3c
+    (ray_trainer.py: compute_rollout_correction_and_add_to_batch after _compute_old_log_prob, 'Only runs in decoupled
+    mode', bypass_mode false by default): the text must not send this symptom to fewer updates."""
+    start = box_of("c18-start")
+    row = start.split("| engine/trainer ratio often past its bounds |")[1].split("| explained variance")[0]
+    assert "fewer updates per batch cannot change" in row and "numerical mismatch" in row
+    assert "the samples are off-policy beyond what the correction keeps" not in start
+
+
+def test_openrlhf_kl_as_a_loss_stays_k1_whose_expected_gradient_is_zero():
+    """The knob table: '--algo.kl.use_loss moves it to the loss, but the estimator stays k1 unless
+    --algo.kl.estimator k3 (or k2) is passed too … As a loss on samples from the current policy k1's expected gradient
+    is zero'. Derived by enumeration: for a tabular policy π_θ and samples y ~ π_θ (held fixed), the derivative of
+    E_y[log π_θ'(y) − log π_ref(y)] in θ' at θ' = θ, along random directions, is zero (Σ_y π ∇log π = ∇Σ_y π = 0);
+    the response-level k3 loss, q − log q − 1 with q = π_ref(y)/π_θ'(y), has a derivative a thousand times larger."""
+    import numpy as np
+
+    from toy.page import knobs
+    note = knobs.KNOBS[0].openrlhf.note
+    assert "the estimator stays k1 unless --algo.kl.estimator k3" in note and "expected gradient is zero" in note
+    ref = toy.reference_policy()
+    pi = toy.TabularPolicy.from_policy(toy.reference_policy(temperature=0.5))
+    P, R = pi.response_probs(X).ravel(), ref.response_probs(X).ravel()
+    rng = np.random.default_rng(0)
+    h = 1e-5
+    for _ in range(3):
+        d = [rng.normal(size=z.shape) for z in pi.logits]
+
+        lp, lm = (np.log(toy.TabularPolicy([z + sign * h * dz for z, dz in zip(pi.logits, d, strict=True)])
+                         .response_probs(X).ravel()) for sign in (1, -1))
+        k1 = float(P @ (lp - lm)) / (2 * h)
+        k3 = float(P @ ((R / np.exp(lp) - np.log(R) + lp) - (R / np.exp(lm) - np.log(R) + lm))) / (2 * h)
+        assert abs(k3) > 1e-4 and abs(k1) < 1e-3 * abs(k3), (k1, k3)
+
+
+def test_the_start_is_scoped_and_the_verdicts_are_marked_as_reasoning():
+    """'A start in each trainer's terms, for a 0/1 verifier'; 'With a learned reward model keep a β > 0 … 0.05 in the
+    reward in TRL's RLOOTrainer …, 0.01 in the reward in OpenRLHF …, and in verl 0.001 … once
+    algorithm.use_kl_in_reward=True' (RLOOConfig.beta, --algo.kl.init_coef and algorithm.kl_ctrl.kl_coef read at the
+    pinned commits, the first two recorded in the knob table); RLOO 'the choice that follows ∇J', not 'the default';
+    the verdicts 'reasoning'; why GRPOTrainer rather than RLOOTrainer; the critic's initialisation."""
+    import numpy as np
+
+    from toy.page import knobs
+    start, verdict = box_of("c18-start"), box_of("c18-verdict")
+    assert "A start in each trainer's terms, for a 0/1 verifier" in start
+    assert "keep a $\\beta > 0$" in start and "0.05 in the reward in TRL's RLOOTrainer" in start
+    assert "0.01 in the reward in OpenRLHF" in start and "in verl 0.001 (`algorithm.kl_ctrl.kl_coef`)" in start
+    assert "(default 0.05) goes into the reward" in knobs.KNOBS[0].trl.note
+    assert "init_coef 0.01" in knobs.KNOBS[0].openrlhf.note
+    assert ": the default |" not in start and "the choice that follows $\\nabla J$" in start
+    assert "no comparison with GRPO at scale" in start and "no comparison of the two at scale" in verdict
+    assert "**Verdict, as reasoning, not a tested finding.**" in verdict and "our reasoning, not a tested" in start
+    assert "rather than its RLOOTrainer" in start and "`beta=0.05`" in start
+    assert "`--critic.model_name_or_path`" in start and "`critic.model.path`" in start
+    # the mean baseline and RLOO differ by n/(n−1), one scale Adam cancels (checked in the Adam tests above): the
+    # reason the TRL start may use GRPOTrainer's mean baseline for RLOO
+    rewards = np.array([1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0])
+    n = len(rewards)
+    rloo = rewards - (rewards.sum() - rewards) / (n - 1)
+    assert np.allclose(rloo, n / (n - 1) * (rewards - rewards.mean()))
