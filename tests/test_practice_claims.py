@@ -536,3 +536,28 @@ def test_the_start_is_scoped_and_the_verdicts_are_marked_as_reasoning():
     n = len(rewards)
     rloo = rewards - (rewards.sum() - rewards) / (n - 1)
     assert np.allclose(rloo, n / (n - 1) * (rewards - rewards.mean()))
+
+
+def test_the_minimal_first_run_states_the_defaults_read():
+    """4.5's 'a minimal first run' box: each default it states is the one read at the pinned commit (recorded with
+    the names in tests/test_knobs.py, ALSO_READ): TRL's max_completion_length 512, use_vllm false, vllm_mode
+    "colocate"; verl's prompt_key "prompt", both lengths 512, rollout.name ??? (required), train_batch_size 1024 and
+    ppo_mini_batch_size 256, micro-batch sizes unset with the actor's error unless use_dynamic_bsz; OpenRLHF's
+    input_key "input", label_key unset, max_len 2048, max_new_tokens unset, rollout and train batch sizes 1024 and
+    128, micro-batch sizes 1."""
+    box = box_of("c18-launch")
+    assert box.startswith("```{dropdown} For practitioners: a minimal first run")
+    for stated in ("`max_completion_length`, 512 by default", "`use_vllm=True` samples with vLLM (default false",
+                   '`vllm_mode="colocate"`', "must be divisible by `num_generations`",
+                   "`data.prompt_key` (`prompt`)", "`reward_model.ground_truth`", "`compute_score` by default",
+                   "has no default (`???`)", "`data.max_prompt_length` are 512 by default",
+                   "`data.train_batch_size` prompts (1024)", "`actor_rollout_ref.actor.ppo_mini_batch_size` (256)",
+                   "are unset, and the actor's configuration stops with an error",
+                   "`--data.input_key` (`input`)", "`--data.label_key` (unset)",
+                   "`--vllm.num_engines`, unset by default",
+                   "`--data.max_len` (2048)", "`--rollout.max_new_tokens` (unset", "`--rollout.batch_size` (1024)",
+                   "`--train.batch_size` (128)", "`--train.micro_batch_size` (1 each)"):
+        assert stated in box, stated
+    # the batch sizes agree with the ones the start box already quotes, and the table's notes
+    start = box_of("c18-start")
+    assert "`data.train_batch_size` of 1024" in start and "`actor_rollout_ref.actor.ppo_mini_batch_size` 256" in start
