@@ -169,7 +169,8 @@ ALSO_READ = {
                                    # "colocate" ("share the training GPUs"), and two fields inherited from
                                    # Transformers' TrainingArguments that the docstring names
                                    "max_completion_length", "vllm_mode", "per_device_train_batch_size",
-                                   "gradient_accumulation_steps"},
+                                   "gradient_accumulation_steps",
+                                   "reward_weights"},  # None: "all rewards are weighted equally with weight 1.0"
     "trl/trainer/rloo_config.py": {"beta", "num_generations"},  # RLOOConfig: 0.05 (a KL in the reward); 2
     "openrlhf/cli/train_ppo_ray.py": {"--actor.model_name_or_path", "--data.prompt_dataset",  # None; None
                                       "--data.input_key", "--data.label_key",  # "input"; None
@@ -211,7 +212,7 @@ ALSO_READ = {
     "openrlhf/trainer/ppo_utils/experience_maker.py": {"group_reward_std"},
     # SingleTurnAgentExecutor loads reward_func(queries, prompts, labels) from a --reward.remote_url ending in .py;
     # examples/python/reward_func.py returns {"rewards", "scores", "extra_logs"}
-    "examples/python/reward_func.py": {"extra_logs"},  # experience.info[...]
+    "examples/python/reward_func.py": {"extra_logs", "reward_func"},  # experience.info[...]
     "openrlhf/trainer/ray/ppo_actor.py": {"vllm_kl", "grad_norm"},  # experience.info["vllm_kl"], status
     "verl/trainer/ppo/core_algos.py": {"reinforce_plus_plus"},  # AdvantageEstimator.REINFORCE_PLUS_PLUS's value
 }
@@ -226,7 +227,8 @@ def test_the_boxes_quote_only_names_that_were_read():
     read = set().union(*(names for _, files in READ.values() for names in files.values()),
                        *ALSO_READ.values())
     boxes = {"4.3-classical-vs-llm-rl.ipynb": ("stale-engines", "critic-scale"),
-             "4.5-connections.ipynb": ("c06", "c18-watch", "c18-start", "c18-launch", "c18-verdict")}
+             "4.5-connections.ipynb": ("c06", "c18-watch", "c18-start", "c18-launch", "c18-verdict"),
+             "4.4-post-training-pipeline.ipynb": ("c16-format-practice",)}
     quoted = set()
     for name, ids in boxes.items():
         cells = {c.get("id"): "".join(c["source"]) for c in json.loads((chapter / name).read_text())["cells"]}

@@ -561,3 +561,31 @@ def test_the_minimal_first_run_states_the_defaults_read():
     # the batch sizes agree with the ones the start box already quotes, and the table's notes
     start = box_of("c18-start")
     assert "`data.train_batch_size` of 1024" in start and "`actor_rollout_ref.actor.ppo_mini_batch_size` 256" in start
+
+
+def test_the_44_practice_box_quotes_only_computed_numbers():
+    """4.4's 'how much SFT before RL, and format rewards' box: every number is an {eval} of a value the page glues
+    (so computed, and checked where the page states it); 'A copy succeeds only as often as its demonstrations do'
+    recomputed (pure maximum likelihood on the page's 64 demonstrations per prompt, seed 0); R1-Zero cited; TRL's
+    summed reward functions (reward_weights, default all 1.0, read at f2cd577)."""
+    import json
+    import re
+
+    from toy.page import pipeline
+    cells = json.loads(NB44.read_text())["cells"]
+    box = "".join(next(c["source"] for c in cells if c.get("id") == "c16-format-practice"))
+    glued = set(re.findall(r'toy\.glue\(\s*f?"([^"]+)"', "".join("".join(c["source"]) for c in cells
+                                                                   if c["cell_type"] == "code")))
+    glued |= {f"try_{b}_{k}" for b in ("sharp", "pretrained") for k in ("sft8_end", "sft8_low", "alone_end")}
+    glued |= {f"rate_{k}" for k in ("base", "expert", "demos", "sft_pure", "sft")}  # glued in loops (f-strings)
+    quoted = re.findall(r'toy\.quote\("([^"]+)"', box)
+    assert len(quoted) >= 8 and set(quoted) <= glued, set(quoted) - glued
+    bare = re.sub(r"\{eval\}`[^`]*`", "", box).replace("1.0", "").replace("4.5's", "")  # TRL's default; a section
+    assert not re.search(r"(?<![\w.{])\d+\.\d+(?![\w}])", bare)  # no decimal typed by hand
+    assert "deepseek2025r1" in box and "makes little difference" in box and "`reward_weights`" in box
+    base = pipeline.base_policy("sharp")
+    expert = toy.sft.imperfect_expert(base, "sum_to_target", success_rate=0.5)
+    demos = toy.sft.demonstrations(expert, 64, rng=0)
+    copy = toy.sft.success_rate(toy.sft.fit_sft(demos, base, prior_strength=0.0), "sum_to_target")
+    assert copy == pytest.approx(toy.sft.demonstration_success(demos, "sum_to_target", base.length, base.n_actions),
+                                 abs=1e-9)
