@@ -552,7 +552,7 @@ def test_the_minimal_first_run_states_the_defaults_read():
                    "`data.prompt_key` (`prompt`)", "`reward_model.ground_truth`", "`compute_score` by default",
                    "has no default (`???`)", "`data.max_prompt_length` are 512 by default",
                    "`data.train_batch_size` prompts (1024)", "`actor_rollout_ref.actor.ppo_mini_batch_size` (256)",
-                   "are unset, and the actor's configuration stops with an error",
+                   "are unset: set them", "the actor's configuration stops with an error",
                    "`--data.input_key` (`input`)", "`--data.label_key` (unset)",
                    "`--vllm.num_engines`, unset by default",
                    "`--data.max_len` (2048)", "`--rollout.max_new_tokens` (unset", "`--rollout.batch_size` (1024)",
