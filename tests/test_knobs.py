@@ -164,19 +164,55 @@ ALSO_READ = {
     "trl/trainer/grpo_config.py": {"use_vllm", "vllm_importance_sampling_clip_max",
                                    "vllm_importance_sampling_clip_min", "learning_rate",
                                    "steps_per_generation", "mask_truncated_completions",  # None; False
-                                   "vllm_importance_sampling_cap"},  # deprecated at v1.6.0, default None here
-    "openrlhf/cli/train_ppo_ray.py": {"--algo.advantage.is_correction_threshold", "--rollout.batch_size",
+                                   "vllm_importance_sampling_cap",  # deprecated at v1.6.0, default None here
+                                   # the minimal first run (4.5, c18-launch): max_completion_length 512, vllm_mode
+                                   # "colocate" ("share the training GPUs"), and two fields inherited from
+                                   # Transformers' TrainingArguments that the docstring names
+                                   "max_completion_length", "vllm_mode", "per_device_train_batch_size",
+                                   "gradient_accumulation_steps",
+                                   "reward_weights"},  # None: "all rewards are weighted equally with weight 1.0"
+    "trl/trainer/rloo_config.py": {"beta", "num_generations"},  # RLOOConfig: 0.05 (a KL in the reward); 2
+    "openrlhf/cli/train_ppo_ray.py": {"--actor.model_name_or_path", "--data.prompt_dataset",  # None; None
+                                      "--data.input_key", "--data.label_key",  # "input"; None
+                                      "--reward.model_name_or_path", "--reward.remote_url",  # None; None
+                                      "--vllm.num_engines", "--data.max_len", "max_len",  # None; 2048
+                                      "--rollout.max_new_tokens",  # None: max_len − prompt_len per sample
+                                      "--rollout.micro_batch_size", "--train.micro_batch_size",  # 1; 1
+                                      "--critic.model_name_or_path",  # None; then the reward model's path (the
+                                      # first), or the actor's with --reward.remote_url (its parse-time fallback)
+                                      "--algo.advantage.is_correction_threshold", "--rollout.batch_size",
                                       "--train.batch_size", "--rollout.temperature",  # 1024; 128; 1.0
                                       "--reward.overlong_buffer_len"},  # None: "reward with optional overlong penalty"
     "verl/trainer/config/_generated_ppo_trainer.yaml": {"data.train_batch_size",  # 1024
                                                         "actor_rollout_ref.actor.ppo_mini_batch_size",  # 256
-                                                        "actor_rollout_ref.rollout.temperature"},  # 1.0
+                                                        "actor_rollout_ref.rollout.temperature",  # 1.0
+                                                        "critic.model.path",  # ~/models/deepseek-llm-7b-chat
+                                                        # the minimal first run: prompt_key "prompt", both lengths
+                                                        # 512, rollout.name ??? (required), micro-batch sizes null,
+                                                        # use_dynamic_bsz false, custom_reward_function.name
+                                                        # compute_score, reward_model.reward_manager naive
+                                                        "actor_rollout_ref.model.path", "data.train_files",
+                                                        "data.prompt_key", "custom_reward_function.path",
+                                                        "custom_reward_function.name", "compute_score",
+                                                        "actor_rollout_ref.rollout.name", "data.max_response_length",
+                                                        "data.max_prompt_length",
+                                                        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu",
+                                                        "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu",
+                                                        "actor_rollout_ref.actor.use_dynamic_bsz"},
+    # verl's default reward manager: data_item.non_tensor_batch["reward_model"]["ground_truth"], then
+    # compute_score(data_source=, solution_str=, ground_truth=, extra_info=)
+    "verl/workers/reward_manager/naive.py": {"reward_model.ground_truth", "data_source", "solution_str",
+                                             "ground_truth", "extra_info"},
     "verl/trainer/config/algorithm/rollout_correction.yaml": {"rollout_is_threshold"},
     # logged metrics the "starting a run" box names (slashed names are not matched below, but were read too:
     # TRL's sampling/importance_sampling_ratio/mean, verl's rollout_corr/rollout_is_mean and
     # rollout_corr/rollout_is_ratio_fraction_high, actor/grad_norm, critic/vf_loss, critic/vf_explained_var)
-    "trl/trainer/grpo_trainer.py": {"frac_reward_zero_std"},  # self._metrics[mode]["frac_reward_zero_std"]
-    "openrlhf/trainer/ppo_utils/experience_maker.py": {"group_reward_std"},  # experience.info[...]
+    "trl/trainer/grpo_trainer.py": {"frac_reward_zero_std",  # self._metrics[mode]["frac_reward_zero_std"]
+                                    "reward_funcs"},  # GRPOTrainer(model, reward_funcs, args, train_dataset, ...)
+    "openrlhf/trainer/ppo_utils/experience_maker.py": {"group_reward_std"},
+    # SingleTurnAgentExecutor loads reward_func(queries, prompts, labels) from a --reward.remote_url ending in .py;
+    # examples/python/reward_func.py returns {"rewards", "scores", "extra_logs"}
+    "examples/python/reward_func.py": {"extra_logs", "reward_func"},  # experience.info[...]
     "openrlhf/trainer/ray/ppo_actor.py": {"vllm_kl", "grad_norm"},  # experience.info["vllm_kl"], status
     "verl/trainer/ppo/core_algos.py": {"reinforce_plus_plus"},  # AdvantageEstimator.REINFORCE_PLUS_PLUS's value
 }
@@ -191,7 +227,8 @@ def test_the_boxes_quote_only_names_that_were_read():
     read = set().union(*(names for _, files in READ.values() for names in files.values()),
                        *ALSO_READ.values())
     boxes = {"4.3-classical-vs-llm-rl.ipynb": ("stale-engines", "critic-scale"),
-             "4.5-connections.ipynb": ("c06", "c18-watch", "c18-start", "c18-verdict")}
+             "4.5-connections.ipynb": ("c06", "c18-watch", "c18-start", "c18-launch", "c18-verdict"),
+             "4.4-post-training-pipeline.ipynb": ("c16-format-practice",)}
     quoted = set()
     for name, ids in boxes.items():
         cells = {c.get("id"): "".join(c["source"]) for c in json.loads((chapter / name).read_text())["cells"]}

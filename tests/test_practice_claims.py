@@ -436,3 +436,156 @@ def test_round5_hedges():
                     "entropy collapsing early", "explained variance $\\le 0$"):
         assert f"| {symptom} |" in start, symptom
     assert "(1) The prompts and $n$" in start and "(7) The sampling temperature" in start
+
+
+# -- round 6 (the practitioner's review, items 1 to 7) -------------------------------------------------------------
+def test_clipping_every_batch_does_not_set_adams_step():
+    """4.5: 'Under Adam a clipped gradient's rescaling is largely normalised away, so the learning rate still sets the
+    step: clipping changes how much each batch weighs in Adam's running averages'; the REINFORCE++ box: 'clipping
+    every batch is a shared scale, which cancels; what it changes is how much a batch with an unusually large gradient
+    weighs'. Checked on toy.train.Ascent (Adam, PyTorch's defaults) with gradient-norm clipping at 1.0: gradients of
+    one norm far above the clip give the unclipped path; one spike among them moves the weight less once clipped."""
+    import numpy as np
+
+    from toy.train import Ascent
+    start, rpp = box_of("c18-start"), box_of("c06")
+    assert "the clip, not the learning rate, sets the step" not in start and "caps the longest steps" not in rpp
+    assert "the learning rate still sets the step" in start and "The learning rate sets the step." in rpp
+    rng = np.random.default_rng(1)
+    direction = rng.normal(size=(300, 3))
+    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+
+    def run(grads, clip=None):
+        opt, theta = Ascent("adam", 1e-2), [np.zeros(3)]
+        for g in grads:
+            if clip is not None:
+                g = g * min(1.0, clip / np.linalg.norm(g))
+            theta = opt.step(theta, [g])
+        return theta[0]
+
+    big = 40.0 * direction  # every batch's norm is 40, far past the clip at 1.0
+    assert np.allclose(run(big, clip=1.0), run(big), atol=1e-6)  # clipped at every step: the same path
+    spiky = big.copy()
+    spiky[150] *= 100.0  # one batch with an unusually large gradient
+    moved = {c: float(direction[150] @ (run(spiky, c) - run(big, c))) for c in (None, 1.0)}
+    assert moved[None] > 10 * abs(moved[1.0])  # unclipped, the spike weighs in Adam's moments; clipped, it does not
+
+
+def test_the_engine_ratio_is_not_staleness():
+    """4.5's symptom table: TRL computes the ratio 'right after sampling, verl's synchronous trainer once per batch
+    before any update, both with the weights the engine sampled with: it measures the two programs' numerical
+    mismatch, which fewer updates per batch cannot change'. Read at TRL f2cd577 (grpo_trainer.py: old_per_token_logps
+    from self.model inside _generate_and_score_completions, then exp(old − sampling) logps) and verl b178a3c
+    (ray_trainer.py: compute_rollout_correction_and_add_to_batch after _compute_old_log_prob, 'Only runs in decoupled
+    mode', bypass_mode false by default): the text must not send this symptom to fewer updates."""
+    start = box_of("c18-start")
+    row = start.split("| engine/trainer ratio often past its bounds |")[1].split("| explained variance")[0]
+    assert "fewer updates per batch cannot change" in row and "numerical mismatch" in row
+    assert "the samples are off-policy beyond what the correction keeps" not in start
+
+
+def test_openrlhf_kl_as_a_loss_stays_k1_whose_expected_gradient_is_zero():
+    """The knob table: '--algo.kl.use_loss moves it to the loss, but the estimator stays k1 unless
+    --algo.kl.estimator k3 (or k2) is passed too … As a loss on samples from the current policy k1's expected gradient
+    is zero'. Derived by enumeration: for a tabular policy π_θ and samples y ~ π_θ (held fixed), the derivative of
+    E_y[log π_θ'(y) − log π_ref(y)] in θ' at θ' = θ, along random directions, is zero (Σ_y π ∇log π = ∇Σ_y π = 0);
+    the response-level k3 loss, q − log q − 1 with q = π_ref(y)/π_θ'(y), has a derivative a thousand times larger."""
+    import numpy as np
+
+    from toy.page import knobs
+    note = knobs.KNOBS[0].openrlhf.note
+    assert "the estimator stays k1 unless --algo.kl.estimator k3" in note and "expected gradient is zero" in note
+    ref = toy.reference_policy()
+    pi = toy.TabularPolicy.from_policy(toy.reference_policy(temperature=0.5))
+    P, R = pi.response_probs(X).ravel(), ref.response_probs(X).ravel()
+    rng = np.random.default_rng(0)
+    h = 1e-5
+    for _ in range(3):
+        d = [rng.normal(size=z.shape) for z in pi.logits]
+
+        lp, lm = (np.log(toy.TabularPolicy([z + sign * h * dz for z, dz in zip(pi.logits, d, strict=True)])
+                         .response_probs(X).ravel()) for sign in (1, -1))
+        k1 = float(P @ (lp - lm)) / (2 * h)
+        k3 = float(P @ ((R / np.exp(lp) - np.log(R) + lp) - (R / np.exp(lm) - np.log(R) + lm))) / (2 * h)
+        assert abs(k3) > 1e-4 and abs(k1) < 1e-3 * abs(k3), (k1, k3)
+
+
+def test_the_start_is_scoped_and_the_verdicts_are_marked_as_reasoning():
+    """'A start in each trainer's terms, for a 0/1 verifier'; 'With a learned reward model keep a β > 0 … 0.05 in the
+    reward in TRL's RLOOTrainer …, 0.01 in the reward in OpenRLHF …, and in verl 0.001 … once
+    algorithm.use_kl_in_reward=True' (RLOOConfig.beta, --algo.kl.init_coef and algorithm.kl_ctrl.kl_coef read at the
+    pinned commits, the first two recorded in the knob table); RLOO 'the choice that follows ∇J', not 'the default';
+    the verdicts 'reasoning'; why GRPOTrainer rather than RLOOTrainer; the critic's initialisation."""
+    import numpy as np
+
+    from toy.page import knobs
+    start, verdict = box_of("c18-start"), box_of("c18-verdict")
+    assert "A start in each trainer's terms, for a 0/1 verifier" in start
+    assert "keep a $\\beta > 0$" in start and "0.05 in the reward in TRL's RLOOTrainer" in start
+    assert "0.01 in the reward in OpenRLHF" in start and "in verl 0.001 (`algorithm.kl_ctrl.kl_coef`)" in start
+    assert "(default 0.05) goes into the reward" in knobs.KNOBS[0].trl.note
+    assert "init_coef 0.01" in knobs.KNOBS[0].openrlhf.note
+    assert ": the default |" not in start and "the choice that follows $\\nabla J$" in start
+    assert "no comparison with GRPO at scale" in start and "no comparison of the two at scale" in verdict
+    assert "**Verdict, as reasoning, not a tested finding.**" in verdict and "our reasoning, not a tested" in start
+    assert "rather than its RLOOTrainer" in start and "`beta=0.05`" in start
+    assert "`--critic.model_name_or_path`" in start and "`critic.model.path`" in start
+    # the mean baseline and RLOO differ by n/(n−1), one scale Adam cancels (checked in the Adam tests above): the
+    # reason the TRL start may use GRPOTrainer's mean baseline for RLOO
+    rewards = np.array([1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0])
+    n = len(rewards)
+    rloo = rewards - (rewards.sum() - rewards) / (n - 1)
+    assert np.allclose(rloo, n / (n - 1) * (rewards - rewards.mean()))
+
+
+def test_the_minimal_first_run_states_the_defaults_read():
+    """4.5's 'a minimal first run' box: each default it states is the one read at the pinned commit (recorded with
+    the names in tests/test_knobs.py, ALSO_READ): TRL's max_completion_length 512, use_vllm false, vllm_mode
+    "colocate"; verl's prompt_key "prompt", both lengths 512, rollout.name ??? (required), train_batch_size 1024 and
+    ppo_mini_batch_size 256, micro-batch sizes unset with the actor's error unless use_dynamic_bsz; OpenRLHF's
+    input_key "input", label_key unset, max_len 2048, max_new_tokens unset, rollout and train batch sizes 1024 and
+    128, micro-batch sizes 1."""
+    box = box_of("c18-launch")
+    assert box.startswith("```{dropdown} For practitioners: a minimal first run")
+    for stated in ("`max_completion_length`, 512 by default", "`use_vllm=True` samples with vLLM (default false",
+                   '`vllm_mode="colocate"`', "must be divisible by `num_generations`",
+                   "`data.prompt_key` (`prompt`)", "`reward_model.ground_truth`", "`compute_score` by default",
+                   "has no default (`???`)", "`data.max_prompt_length` are 512 by default",
+                   "`data.train_batch_size` prompts (1024)", "`actor_rollout_ref.actor.ppo_mini_batch_size` (256)",
+                   "are unset: set them", "the actor's configuration stops with an error",
+                   "`--data.input_key` (`input`)", "`--data.label_key` (unset)",
+                   "`--vllm.num_engines`, unset by default",
+                   "`--data.max_len` (2048)", "`--rollout.max_new_tokens` (unset", "`--rollout.batch_size` (1024)",
+                   "`--train.batch_size` (128)", "`--train.micro_batch_size` (1 each)"):
+        assert stated in box, stated
+    # the batch sizes agree with the ones the start box already quotes, and the table's notes
+    start = box_of("c18-start")
+    assert "`data.train_batch_size` of 1024" in start and "`actor_rollout_ref.actor.ppo_mini_batch_size` 256" in start
+
+
+def test_the_44_practice_box_quotes_only_computed_numbers():
+    """4.4's 'how much SFT before RL, and format rewards' box: every number is an {eval} of a value the page glues
+    (so computed, and checked where the page states it); 'A copy succeeds only as often as its demonstrations do'
+    recomputed (pure maximum likelihood on the page's 64 demonstrations per prompt, seed 0); R1-Zero cited; TRL's
+    summed reward functions (reward_weights, default all 1.0, read at f2cd577)."""
+    import json
+    import re
+
+    from toy.page import pipeline
+    cells = json.loads(NB44.read_text())["cells"]
+    box = "".join(next(c["source"] for c in cells if c.get("id") == "c16-format-practice"))
+    glued = set(re.findall(r'toy\.glue\(\s*f?"([^"]+)"', "".join("".join(c["source"]) for c in cells
+                                                                   if c["cell_type"] == "code")))
+    glued |= {f"try_{b}_{k}" for b in ("sharp", "pretrained") for k in ("sft8_end", "sft8_low", "alone_end")}
+    glued |= {f"rate_{k}" for k in ("base", "expert", "demos", "sft_pure", "sft")}  # glued in loops (f-strings)
+    quoted = re.findall(r'toy\.quote\("([^"]+)"', box)
+    assert len(quoted) >= 8 and set(quoted) <= glued, set(quoted) - glued
+    bare = re.sub(r"\{eval\}`[^`]*`", "", box).replace("1.0", "").replace("4.5's", "")  # TRL's default; a section
+    assert not re.search(r"(?<![\w.{])\d+\.\d+(?![\w}])", bare)  # no decimal typed by hand
+    assert "deepseek2025r1" in box and "makes little difference" in box and "`reward_weights`" in box
+    base = pipeline.base_policy("sharp")
+    expert = toy.sft.imperfect_expert(base, "sum_to_target", success_rate=0.5)
+    demos = toy.sft.demonstrations(expert, 64, rng=0)
+    copy = toy.sft.success_rate(toy.sft.fit_sft(demos, base, prior_strength=0.0), "sum_to_target")
+    assert copy == pytest.approx(toy.sft.demonstration_success(demos, "sum_to_target", base.length, base.n_actions),
+                                 abs=1e-9)

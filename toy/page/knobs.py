@@ -80,7 +80,10 @@ KNOBS = (
                  "±10); both off by default", VERL_YAML),
          Setting(("--algo.kl.init_coef", "--algo.kl.use_loss", "--algo.kl.estimator"),
                  "on by default: init_coef 0.01, in the reward (estimator k1); --algo.kl.use_loss moves it to the "
-                 "loss (k2 or k3). Set init_coef to 0 to match TRL's and verl's defaults, which have no KL",
+                 "loss, but the estimator stays k1 unless --algo.kl.estimator k3 (or k2) is passed too: the command "
+                 "line only prints a recommendation. As a loss on samples from the current policy k1's expected "
+                 "gradient is zero (E_π[∇log π] = 0), so that KL term does nothing on average. Set init_coef to 0 "
+                 "to match TRL's and verl's defaults, which have no KL",
                  ORLHF_CLI)),
     Knob("ε and ε_high (the clip)",
          "PPO's clip and DAPO's clip-higher, 4.3's trust-region explorer",
