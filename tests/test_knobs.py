@@ -80,6 +80,9 @@ MEANINGS = {
     ("OpenRLHF", "--algo.advantage.estimator"): ("reinforce (REINFORCE++", "not the mean baseline",
                                                  "reinforce_baseline (REINFORCE++-baseline)",
                                                  "dr_grpo (the group mean alone: the book's mean baseline)"),
+    # trl/trainer/rloo_trainer.py compute_loss: logps = (per_token_logps * completion_mask).sum(1), one
+    # coef_1 = exp(logps - old_logps) per response, clipped by epsilon/epsilon_high
+    ("TRL", "epsilon"): ("the same names in RLOOConfig", "clip one ratio per response"),
 }
 
 

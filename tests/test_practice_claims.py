@@ -268,7 +268,8 @@ def test_starting_a_run_quotes_the_trainers_defaults_the_table_records():
     from toy.page import knobs
     box = "\n\n".join(paragraph_with(NB45, s) for s in ("**What to set first**", "**A start in each trainer's",
                                                         "*Tied groups:*"))
-    assert "default the policy's to 1e-6" in box and "0.01 in OpenRLHF's reward" in box and "0.28" in box
+    assert "default the policy's to 1e-6, TRL's experimental PPO to 3e-6" in box
+    assert "0.01 in OpenRLHF's reward" in box and "0.28" in box
     notes = " ".join(s.note for k in knobs.KNOBS for s in (k.trl, k.verl, k.openrlhf) if s)
     assert "init_coef 0.01" in notes and "actor's 1e-6" in notes and "default 0.0" in notes
     assert 'quote("ds_tie_4"' in box and 'quote("ds_tie_16"' in box

@@ -87,8 +87,8 @@ KNOBS = (
                  ORLHF_CLI)),
     Knob("ε and ε_high (the clip)",
          "PPO's clip and DAPO's clip-higher, 4.3's trust-region explorer",
-         Setting(("epsilon", "epsilon_high"), "epsilon_high defaults to epsilon; the same names in RLOOConfig",
-                 TRL_GRPO),
+         Setting(("epsilon", "epsilon_high"), "epsilon_high defaults to epsilon; the same names in RLOOConfig, "
+                 "where they clip one ratio per response (its token ratios' product), not each token's", TRL_GRPO),
          Setting((A + "clip_ratio", A + "clip_ratio_low", A + "clip_ratio_high", A + "clip_ratio_c"),
                  "all 0.2 by default; clip_ratio_c is the dual clip for negative advantages (4.3), on by default "
                  "(3.0)", VERL_YAML),
