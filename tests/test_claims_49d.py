@@ -15,7 +15,7 @@ import pytest
 import toy
 from tests.test_discount import episodes
 from toy import concepts
-from toy.page.explorers import classical
+from toy.page.explorers import classical, easy_hard
 
 CHAPTER = Path(__file__).resolve().parents[1] / "chapters" / "04-the-llm-as-a-policy"
 
@@ -103,3 +103,41 @@ def test_key_concepts_the_climb_is_slow_not_over():
         assert f'toy.quote("{name}"' in text
     glue = next(c for c in cells("key-concepts.ipynb") if 'toy.glue("kc_exact_pass"' in c)
     assert "np.argmax(exact.reward[0, 0] > run.reward[-1])" in glue
+
+
+# -- 4.2: the Goodhart and resets explorers' captions ---------------------------------------------------------------
+def test_the_goodhart_caption_defines_the_share_of_pairs_ordered_right():
+    """The caption's definition is the one agreement() computes: pairs from π_ref with different true rewards, a tie
+    in r̂ counting one half. Checked on a proxy that ties everything (exactly 50%) and on a sampled one, by
+    enumerating the pairs."""
+    caption = easy_hard.goodhart_explorer().caption
+    assert "“r̂ orders X% of pairs right”: of two responses drawn from π_ref with different true rewards" in caption
+    assert "(a tie in r̂ counts one half), so 50% is chance" in caption
+    ref = toy.reference_policy()
+    proxy = toy.reward_models.ProxyReward(ref, "sum_to_target", 2, 10, seed=1)
+    P = ref.response_probs(2).ravel()
+    r = toy.reward_table("sum_to_target", 2, ref.length).ravel()
+    rh = proxy.table.ravel()
+    right = total = 0.0
+    for i in np.flatnonzero(P):
+        for j in np.flatnonzero(r[i] > r):
+            w = P[i] * P[j]
+            total += w
+            right += w * (1.0 if rh[i] > rh[j] else 0.5 if rh[i] == rh[j] else 0.0)
+    assert proxy.agreement(ref) == pytest.approx(right / total, abs=1e-12)
+    proxy.table = np.zeros_like(proxy.table)  # knows nothing: every pair a tie
+    assert proxy.agreement(ref) == pytest.approx(0.5, abs=1e-12)
+
+
+def test_the_resets_caption_explains_the_k1_point():
+    """'At K = 1 … all 20 are 0 with probability (1 − V)^20 …; in this seeded run they all are': V after 1 2 by
+    enumeration, the chance by the binomial formula, and the run's K = 1 estimates and error read from the explorer."""
+    pi = toy.reference_policy("pretrained", 1.0)
+    P = pi.response_probs(2)[1, 2].ravel()
+    R = toy.reward_table("sum_to_target", 2, pi.length)[1, 2].ravel()
+    v = float(P @ R / P.sum())
+    caption = easy_hard.resets_explorer().caption
+    assert f"V = {v:.3f}, and all 20 are 0 with probability (1 − V)^20 = {(1 - v) ** 20:.3f}" in caption
+    e = toy.resets.reset_estimates(pi, "sum_to_target", 2, (1, 2), easy_hard.RESET_KS, 20, rng=0)
+    assert np.all(e.estimates[:, 0] == 0) and e.rmse[0] == pytest.approx(v, abs=1e-12)  # the error is V itself
+    assert f"the K = 1 error reads {v:.3f} against the exact {math.sqrt(v * (1 - v)):.3f}" in caption
