@@ -141,3 +141,25 @@ def test_the_resets_caption_explains_the_k1_point():
     e = toy.resets.reset_estimates(pi, "sum_to_target", 2, (1, 2), easy_hard.RESET_KS, 20, rng=0)
     assert np.all(e.estimates[:, 0] == 0) and e.rmse[0] == pytest.approx(v, abs=1e-12)  # the error is V itself
     assert f"the K = 1 error reads {v:.3f} against the exact {math.sqrt(v * (1 - v)):.3f}" in caption
+
+
+# -- pointers: the bad-baseline case, 4.3's λ to 4.5's box, 4.5's planned chapters --------------------------------
+def test_the_pointers_land_where_the_text_says():
+    """The intro's link to the case where V(x) is a bad baseline lands in 4.2's folded answer, at the paragraph that
+    derives b*; 4.3's GAE section and its λ answer point to 4.5's 'starting a run' box, which says why trainers keep
+    λ = 1 or 0.95; 4.5's opening marks every chapter not in the book as planned."""
+    intro = (CHAPTER / "index.md").read_text(encoding="utf-8")
+    assert "{ref}`4.2's folded answer <sec-4-2-bad-baseline>`" in intro
+    answer = next(c for c in cells("4.2-easy-and-hard.ipynb") if "(sec-4-2-bad-baseline)=" in c)
+    assert answer.startswith("```{dropdown} The answer") and "b^* = " in answer.split("(sec-4-2-bad-baseline)=")[1]
+    gae, lam_answer = (next(c for c in cells("4.3-classical-vs-llm-rl.ipynb") if key in c)
+                       for key in ("(sec-4-3-gae-gamma)=", "With the exact critic, $\\lambda ="))
+    assert "tunes $\\lambda$ alone ({ref}`why 0.95 or 1 <sec-4-5-starting>`)" in gae
+    assert "{ref}`4.5's practitioners' box <sec-4-5-starting>` says\nwhy." in lam_answer
+    box = next(c for c in cells("4.5-connections.ipynb") if "(sec-4-5-starting)=" in c)
+    assert box.startswith("(sec-4-5-starting)=\n```{dropdown} For practitioners: starting a run")
+    assert "**Which $\\lambda$.**" in box and "defaults to 1.0 in verl" in box and "0.95 in TRL" in box
+    opening = cells("4.5-connections.ipynb")[0]
+    titles = re.findall(r"^- \*([^*]+)\*( \(planned\))?", opening, re.M)
+    assert len(titles) == 4 and all(planned for _, planned in titles)
+    assert "Five planned chapters, not yet written" in opening and "- A planned chapter on" in opening
