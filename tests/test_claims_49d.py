@@ -163,3 +163,31 @@ def test_the_pointers_land_where_the_text_says():
     titles = re.findall(r"^- \*([^*]+)\*( \(planned\))?", opening, re.M)
     assert len(titles) == 4 and all(planned for _, planned in titles)
     assert "Five planned chapters, not yet written" in opening and "- A planned chapter on" in opening
+
+
+# -- Exercise ex-4-2-bt: a hint for one comparison's sign ---------------------------------------------------------
+def _log_sigmoid(z: float) -> float:
+    return -math.log1p(math.exp(-z))
+
+
+@pytest.mark.parametrize("seed", [None, *range(30)])
+def test_the_bt_box_names_the_one_comparison_whose_sign_is_flipped(seed):
+    """The reviewer's slip: −2.302 at the default setting is the log-likelihood with c ≻ b's difference taken as
+    r̂(b) − r̂(c). At the default and at drawn settings, each one-term flip (computed here with log σ written out)
+    gets a hint naming that comparison, and never the plain 'too high' / 'too low'."""
+    question = toy.exercises.questions.QUESTIONS["ex-4-2-bt"]
+    setting = question.setting if seed is None else question.draw(np.random.default_rng(seed))
+    score = {"a": setting["ra"], "b": setting["rb"], "c": setting["rc"]}
+    pairs = [c.split(" ≻ ") for c in setting["comparisons"].split(", ")]
+    spec = question.spec(setting)
+    right = sum(_log_sigmoid(score[w] - score[lo]) for w, lo in pairs)
+    assert spec["answer"][0] == pytest.approx(right, abs=1e-9)
+    for i, (w, lo) in enumerate(pairs):
+        slip = sum(_log_sigmoid((-1 if j == i else 1) * (score[a] - score[b])) for j, (a, b) in enumerate(pairs))
+        verdict = toy.exercises.questions.judge(spec, [round(slip, 3)])
+        assert not verdict.right
+        assert f"for {w} ≻ {lo} the difference is winner minus loser" in verdict.hint, verdict.hint
+    if seed is None:
+        verdict = toy.exercises.questions.judge(spec, [-2.302])
+        assert right == pytest.approx(-2.802, abs=5e-4) and "for c ≻ b" in verdict.hint
+        assert "r̂(c) − r̂(b) = −0.5, negative because the winner scored lower" in verdict.hint
