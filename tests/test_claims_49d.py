@@ -191,3 +191,20 @@ def test_the_bt_box_names_the_one_comparison_whose_sign_is_flipped(seed):
         verdict = toy.exercises.questions.judge(spec, [-2.302])
         assert right == pytest.approx(-2.802, abs=5e-4) and "for c ≻ b" in verdict.hint
         assert "r̂(c) − r̂(b) = −0.5, negative because the winner scored lower" in verdict.hint
+
+
+# -- 4.1: the question behind the three-temperature bars -----------------------------------------------------------
+def test_temperature_keeps_the_order_of_the_bars():
+    """'No: raising every probability to the same power 1/τ keeps their order … at τ = 10 every token gets between …
+    and …': the order of π_τ(· | x = 2, prefix 1 2) at τ = 0.1, 1 and 10, from π_ref's probabilities raised to 1/τ and
+    renormalised here, is one order; the page's glue reads the same bars."""
+    p = toy.reference_policy().next_token_probs(2, (1, 2))
+    bars = {t: p ** (1 / t) / np.sum(p ** (1 / t)) for t in (0.1, 1.0, 10.0)}
+    for t, b in bars.items():
+        np.testing.assert_allclose(b, toy.reference_policy(temperature=t).next_token_probs(2, (1, 2)), atol=1e-9)
+        assert list(np.argsort(-b)) == list(np.argsort(-p))
+    assert bars[0.1].max() > 0.99 and 0.15 < bars[10.0].min() < 0.2 < bars[10.0].max() < 0.25
+    nb = cells("4.1-formal-mapping.ipynb")
+    i = next(k for k, c in enumerate(nb) if "does their order change?" in c)
+    assert nb[i + 1].startswith("temperatures = [0.1, 1.0, 10.0]")
+    assert "for t in (0.1, 10.0))" in nb[i + 2] and nb[i + 3].startswith("```{dropdown} The answer\nNo: raising")
