@@ -72,7 +72,10 @@ def test_the_optimal_baseline_beats_none_by_a_margin_three_figures_show():
     answer = cells("4.2-easy-and-hard.ipynb")["c08"]
     assert '{eval}`toy.quote("nsr_star_terse0_cool", ".3g")`, a little below no baseline\'s' in answer
     intro = (CHAPTER / "index.md").read_text(encoding="utf-8")
-    assert "It is good, not optimal: {ref}`section 4.2 <sec-4-2-prior>` shows a case where it is bad." in intro
+    link = "It is good, not optimal: {ref}`4.2's folded answer <sec-4-2-bad-baseline>` shows where it is bad."
+    assert link in intro  # round 6: the link lands on the case itself, inside the fold, with b* derived there
+    assert "(sec-4-2-bad-baseline)=\n$V(x)$ is a good baseline, not the best one" in answer
+    assert "setting\nits derivative in $b$ to zero" in answer
 
 
 # -- 4.2: the action-space figure's question -------------------------------------------------------------------

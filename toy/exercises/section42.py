@@ -458,9 +458,27 @@ def _draw_bt(rng):
             "comparisons": ", ".join(f"{w} ≻ {lo}" for w, lo in pairs)}
 
 
+def _one_flipped(s):
+    """For each comparison: the log-likelihood with that one comparison's score difference taken the wrong way round
+    (loser minus winner), and a hint naming it. A winner that scored lower gives a negative difference, which is the
+    sign most easily dropped."""
+    pairs = [c.split(" ≻ ") for c in s["comparisons"].split(", ")]
+    d = _comparisons(s)[:, 0] - _comparisons(s)[:, 1]
+    out = []
+    for i, (w, lo) in enumerate(pairs):
+        flipped = d.copy()
+        flipped[i] = -d[i]
+        why = ", negative because the winner scored lower" if d[i] < 0 else ""
+        out.append((float(-np.logaddexp(0.0, -flipped).sum()),
+                    f"One term has its sign flipped: for {w} ≻ {lo} the difference is winner minus loser, "
+                    f"r̂({w}) − r̂({lo}) = {d[i]:g}{why}.".replace("-", "−")))
+    return out
+
+
 def _likelihood_mistakes(s):
     return [(np.exp(_log_likelihood(s)), "That is the likelihood itself: the question asks for its logarithm."),
             (_log_likelihood(s, -1.0), "Your score differences run the wrong way round: loser minus winner."),
+            *_one_flipped(s),
             (_log_likelihood(s) / np.log(10), "Use the natural logarithm."),
             (float(np.subtract(*_comparisons(s).T).sum()), "That adds up the score differences themselves: the "
                                                            "logistic function σ is missing.")]

@@ -15,6 +15,7 @@ from plotly.subplots import make_subplots
 
 from ... import bootstrap, clipping, critic, discount, gae_discount, offpolicy
 from ...exact import value
+from ...kl import response_kl
 from ...policy import check_prompt, reference_policy
 from ...rewards import REWARDS, reward_table
 from ...vocab import PROMPTS, RESPONSE_LENGTH
@@ -27,6 +28,20 @@ REWARD_LABELS = {name: name.replace("_", " ") for name in REWARDS}
 # -- the discount -------------------------------------------------------------------------------------------------
 GAMMAS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1.0)
 DISCOUNT_BETAS = (0.03, 0.1, 0.3, 1.0)
+
+
+DISCOUNT_DEFAULTS = dict(gamma=0.9, beta=0.1, reward="sum_to_target", prompt=2)
+"""The discount explorer's starting state: its caption explains the curve it shows there."""
+
+
+def _discount_turn(optimum, ref, x):
+    """Where the mean length against γ turns back up at the default β: its lowest γ and length, the length at the
+    smallest γ, KL(π* ‖ π_ref) at both, and π_ref's mean length (prompt ``x``)."""
+    lengths = [discount.mean_length(optimum(g), x) for g in GAMMAS]
+    i = int(np.argmin(lengths))
+    kl = [response_kl(optimum(g).response_probs(x), ref.response_probs(x)) for g in (GAMMAS[i], GAMMAS[0])]
+    return dict(gamma=GAMMAS[i], low=lengths[i], first=lengths[0], kl_low=kl[0], kl_first=kl[1],
+                ref=discount.mean_length(ref, x))
 
 
 @reused
@@ -72,13 +87,16 @@ def discount_explorer() -> Explorer:
     fig.update_yaxes(title_text="mean digit tokens", range=[0, L + 0.2], row=2, col=1)
     fig.update_layout(barmode="group")
     base_layout(fig, "", height=700)
+    d = DISCOUNT_DEFAULTS
+    turn = _discount_turn(lambda g: optimum(g, d["beta"], d["reward"]), ref, d["prompt"])
+    steady = discount.mean_length(optimum(GAMMAS[0], DISCOUNT_BETAS[0], d["reward"]), d["prompt"])
     return Explorer(
         title="The discount: with γ < 1 the best policy ends early",
-        controls=[slider("gamma", "Discount γ", GAMMAS, 0.9, fmt="{:g}"),
-                  slider("beta", "KL coefficient β", DISCOUNT_BETAS, 0.1, fmt="{:g}"),
+        controls=[slider("gamma", "Discount γ", GAMMAS, d["gamma"], fmt="{:g}"),
+                  slider("beta", "KL coefficient β", DISCOUNT_BETAS, d["beta"], fmt="{:g}"),
                   dropdown("reward", "Reward", {k: REWARD_LABELS[k] for k in ("sum_to_target", "count_target")},
-                           "sum_to_target"),
-                  dropdown("prompt", "Prompt x", PROMPTS, 2)],
+                           d["reward"]),
+                  dropdown("prompt", "Prompt x", PROMPTS, d["prompt"])],
         outputs=dict(star=deps, ref=("prompt",), curve=curve_deps, here_x=deps, here_y=deps, length=deps,
                      earned=deps, earned1=curve_deps),
         compute=compute, figure=fig,
@@ -87,7 +105,12 @@ def discount_explorer() -> Explorer:
         layout={"title.text": "γ = {gamma}: π* writes {length:.2f} digits on average and earns E[r] = {earned:.3f} "
                               "(with γ = 1: {earned1:.3f})"},
         caption="π_ref with EOS (pretrained, at most 4 digits). π* maximises E[γ^(T−1) r] − β·KL(π ‖ π_ref) exactly; "
-                "E[r] is the undiscounted reward it earns.",
+                "E[r] is the undiscounted reward it earns. Why the lower curve turns back up: at β = "
+                f"{d['beta']:g} the mean length is lowest at γ = {turn['gamma']:g} ({turn['low']:.2f} digits) and "
+                f"{turn['first']:.2f} at γ = {GAMMAS[0]:g}, because so small a γ shrinks every reward and leaves the "
+                f"KL term in charge: π* moves back toward π_ref (KL {turn['kl_low']:.2f} → {turn['kl_first']:.2f} "
+                f"nats) and its {turn['ref']:.2f} digits. At β = {DISCOUNT_BETAS[0]:g} the reward keeps the upper "
+                f"hand and the length falls steadily, to {steady:.2f} at γ = {GAMMAS[0]:g}.",
     )
 
 

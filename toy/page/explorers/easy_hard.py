@@ -46,6 +46,15 @@ RMS_TICKS = tuple(m * 10.0 ** e for e in range(-4, 1) for m in (1, 2, 5))
 """The labels of the resets explorer's RMS error axis (log): 1, 2 and 5 of each decade from 10⁻⁴ to 5."""
 
 
+def _all_zero_note(e, repeats: int) -> str:
+    """What the seeded run shows at K = 1 (the first column of ``e.estimates``), for the resets caption."""
+    zeros = int(np.sum(e.estimates[:, 0] == 0))
+    if zeros == repeats:
+        return (f"In this seeded run they all are, so the K = 1 error reads {e.rmse[0]:.3f} against the exact "
+                f"{e.exact_rmse[0]:.3f}.")
+    return f"In this seeded run {zeros} of the {repeats} are 0."
+
+
 @reused
 def resets_explorer(prompt: int = 2) -> Explorer:
     """Monte Carlo values from K rollouts restarted at a prefix converge to the exact V (VinePPO's estimator).
@@ -100,6 +109,7 @@ def resets_explorer(prompt: int = 2) -> Explorer:
     fig.update_yaxes(type="log", tickvals=list(RMS_TICKS), ticktext=[f"{v:g}" for v in RMS_TICKS],
                      title_text="RMS error", row=2, col=1)
     base_layout(fig, "", height=700)
+    one = result((1, 2), 1.0)  # the default state, whose K = 1 estimates the caption explains
     return Explorer(
         title="Resetting is free: Monte Carlo values from restarts converge to the exact V",
         controls=[dropdown("prefix", "Reset to the state", PREFIXES, (1, 2)),
@@ -110,7 +120,11 @@ def resets_explorer(prompt: int = 2) -> Explorer:
                 (4, "y", ["rmse"]), (5, "y", ["exact_rmse"])],
         layout={"title.text": f"Prompt {prompt}, state {{prefix}}, τ = {{temperature}}: with K = 9 the error is "
                               "{rmse9:.3f} (exact {se9:.3f})"},
-        caption=f"Sum reward, pretrained π_ref, prompt {prompt}; {RESET_REPEATS} seeded repeats at each K.",
+        caption=f"Sum reward, pretrained π_ref, prompt {prompt}; {RESET_REPEATS} seeded repeats at each K. At K = 1 "
+                "an estimate is one reward, 0 or 1, so where V is small all of them can be 0 and the measured error is "
+                f"then V itself: at {PREFIXES[(1, 2)]} (τ = 1) V = {one.value:.3f}, and all {RESET_REPEATS} are 0 "
+                f"with probability (1 − V)^{RESET_REPEATS} = {(1 - one.value) ** RESET_REPEATS:.3f}. "
+                f"{_all_zero_note(one, RESET_REPEATS)}",
     )
 
 
@@ -310,7 +324,9 @@ def goodhart_explorer(prompt: int = 2) -> Explorer:
         layout={"title.text": "β = {beta}: KL {kl_i:.2f}, proxy {proxy_here:.2f}, true {true_here:.3f} (best true "
                               "{peak_true:.3f} at KL {peak_kl:.2f}); r̂ orders {agree:.0f}% of pairs right"},
         caption=f"Prompt {prompt}, sum reward, pretrained π_ref. Comparisons are pairs sampled from π_ref, judged with "
-                "P(a preferred) = σ(3·(r(a) − r(b))); π*_β ∝ π_ref·exp(r̂/β) is computed exactly.",
+                "P(a preferred) = σ(3·(r(a) − r(b))); π*_β ∝ π_ref·exp(r̂/β) is computed exactly. “r̂ orders X% of "
+                "pairs right”: of two responses drawn from π_ref with different true rewards, the chance that r̂ "
+                "ranks them as r does (a tie in r̂ counts one half), so 50% is chance and below it r̂ is mostly wrong.",
     )
 
 
