@@ -101,6 +101,9 @@ def test_quote_keeps_the_builds_quotes_only_when_asked(tmp_path, monkeypatch):
     assert lines == [["colab_test_value", ".3f", "0.123"], ["colab_test_value", "", "0.123456"]]
 
 
+SMART_QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_the_built_books_colab_editions_read_like_its_pages(built_site, notebook):
@@ -108,7 +111,8 @@ def test_the_built_books_colab_editions_read_like_its_pages(built_site, notebook
     edition = json.loads((built_site / "_colab" / f"{page}.ipynb").read_text())
     source = json.loads(notebook.read_text())
     html = (built_site / f"{page}.html").read_text()
-    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+    # the page's text as a reader sees it, with Sphinx's typographic quotes read as the plain ones they stand for
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).translate(SMART_QUOTES)
     assert len(edition["cells"]) == len(source["cells"])
     quoted = 0
     for mine, theirs in zip(edition["cells"], source["cells"], strict=True):
@@ -128,7 +132,8 @@ def test_the_built_books_colab_editions_read_like_its_pages(built_site, notebook
         got = re.fullmatch(pattern, mine["source"], re.S)
         assert got, mine["source"][:300]
         for value in got.groups():
-            assert value in text, f"{notebook.name}: the edition quotes {value!r}, which its page does not show"
+            assert value.translate(SMART_QUOTES) in text, \
+                f"{notebook.name}: the edition quotes {value!r}, which its page does not show"
         quoted += len(names)
     if notebook.stem != "review":  # the chapter review quotes no number: its links lead to the figures
         assert quoted > 10, f"{notebook.name}: only {quoted} quoted numbers"

@@ -587,6 +587,9 @@ def test_the_download_menu_offers_a_chapter_page_its_pdf_and_its_chapters_and_ot
 
 
 # -- a print whose math fell back to a system serif is made again ---------------------------------------------------
+KATEX = "_static/katex/katex.min.css"
+
+
 def _pdf_with_font(name: str) -> bytes:
     from pypdf import PdfWriter
     from pypdf.generic import DictionaryObject, NameObject
@@ -606,13 +609,15 @@ def _pdf_with_font(name: str) -> bytes:
                                           (["/DDDDDD+LiberationSerif-Italic"] * 3, None)])
 def test_a_print_with_its_math_in_a_fallback_font_is_printed_again(monkeypatch, fonts, tries):
     """Up to PRINT_TRIES prints of a page, until one embeds no serif fallback; then an error naming the fonts."""
-    assert toypdf._fallback_fonts(_pdf_with_font("/EEEEEE+LiberationSerif")) == ["LiberationSerif"]
-    assert toypdf._fallback_fonts(b"<!doctype html>") == []
+    serif = _pdf_with_font("/EEEEEE+LiberationSerif")
+    assert toypdf._fallback_fonts(serif, (KATEX,)) == ["LiberationSerif"]
+    assert toypdf._fallback_fonts(serif, ("page.html",)) == []  # a page without math may well print in a serif
+    assert toypdf._fallback_fonts(b"<!doctype html>", (KATEX,)) == []
     made = []
 
     async def print_one(browser, base, doc, epoch):
         made.append(doc)
-        return toypdf.Print(doc, doc, [], _pdf_with_font(fonts[len(made) - 1]))
+        return toypdf.Print(doc, doc, [], _pdf_with_font(fonts[len(made) - 1]), loads=(KATEX,))
 
     monkeypatch.setattr(toypdf, "_print_one", print_one)
     if tries is None:

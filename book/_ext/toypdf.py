@@ -319,14 +319,15 @@ async def _print_one(browser, base: str, doc: str, epoch: int = FALLBACK_EPOCH) 
         await page.close()
 
 
-def _fallback_fonts(pdf: bytes) -> list[str]:
-    """The serif fonts a print embeds. Nothing on a page asks for one: KaTeX's math falls back to Times New Roman
+def _fallback_fonts(pdf: bytes, loads=("_static/katex/katex.min.css",)) -> list[str]:
+    """The serif fonts the print of a page with KaTeX math embeds (``loads``: what the page loaded; none for a page
+    without KaTeX). Nothing on the book's pages asks for a serif: KaTeX's math falls back to Times New Roman
     (Liberation Serif here) when its own font is not in, and under load a whole page's math now and then came out so
     (KaTeX_Main and KaTeX_Math, the two fonts the page preloads), so such a print is made again (``_print_all``) and
     never reused (``load_print``)."""
     from pypdf import PdfReader
 
-    if not pdf.startswith(b"%PDF"):
+    if not pdf.startswith(b"%PDF") or not any("katex" in path for path in loads):
         return []
     names = set()
     for page in PdfReader(io.BytesIO(pdf)).pages:
@@ -347,7 +348,7 @@ async def _print_all(base: str, docs: list[str], at_once: int, epoch: int, done)
                 async with slots:
                     for _ in range(PRINT_TRIES):
                         printed = await _print_one(browser, base, doc, epoch)
-                        fallen = _fallback_fonts(printed.pdf)
+                        fallen = _fallback_fonts(printed.pdf, printed.loads)
                         if not fallen:
                             break
                     else:
@@ -784,7 +785,7 @@ def load_print(folder: Path, site: Path, doc: str, chromium: str) -> Print | Non
     if not isinstance(facts, dict) or facts.get("doc") != doc or not facts.get("loads") \
             or hashlib.sha256(data).hexdigest() != facts.get("sha256"):
         return None
-    if _fallback_fonts(data):
+    if _fallback_fonts(data, facts["loads"]):
         return None
     key = inputs_key(site, facts["loads"], chromium)
     if key != facts.get("key"):
